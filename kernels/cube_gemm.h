@@ -1,0 +1,74 @@
+// The Cube: C = epilogue(op(A) x op(B) + bias), fp16 inputs, fp32 accumulation.
+//
+// The kernel is blocked the way a Da Vinci AI core moves data (DESIGN.md s.2):
+// a *tile* is one m_tile x n_tile block of C computed over all of K by one core;
+// inside it, k_tile-deep slices of A and B are packed into 16x16 fractals
+// (MTE1), multiplied fractal by fractal into fp32 accumulators (Cube, L0C) and
+// written back once with cast, bias and activation (FixPipe). The counts of that
+// work are returned per tile, so the device model charges what really happened.
+//
+// Numerics: each product of two halves is exact in fp32; the sum over K runs in
+// a fixed order per output element, so C is bitwise identical whatever the
+// thread count, SIMD path or tile shape.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/fp16.h"
+
+namespace npu::kernels {
+
+enum class ElemType { kFloat16, kFloat32 };
+enum class Epilogue { kNone, kRelu, kGeluErf, kGeluTanh };
+
+// Tile sizes in elements; multiples of 16 (the fractal edge).
+struct CubeTileShape {
+  int64_t m = 128;
+  int64_t n = 128;
+  int64_t k = 256;
+};
+
+// Work done for one output tile, counted as it happens.
+struct CubeTileCounts {
+  int64_t m0 = 0, n0 = 0;       // tile origin in C (within its batch)
+  int64_t batch = 0;
+  uint64_t fractal_ops = 0;     // 16x16x16 multiply-accumulates issued (Cube cycles)
+  uint64_t mte2_bytes = 0;      // GM -> L1: A and B panels read
+  uint64_t mte1_bytes = 0;      // L1 -> L0A/L0B: fractals laid out
+  uint64_t fixpipe_bytes = 0;   // L0C -> GM: C written
+  uint64_t k_steps = 0;         // k_tile slices (scalar loop iterations)
+};
+
+struct GemmProblem {
+  int64_t batch = 1;
+  int64_t m = 0, n = 0, k = 0;
+  // A is m x k (k x m when trans_a), row-major with leading dimension lda.
+  const void* a = nullptr;
+  ElemType a_type = ElemType::kFloat16;  // fp32 is rounded to fp16 while packing, as an NPU does
+  int64_t lda = 0;
+  bool trans_a = false;
+  int64_t a_batch_stride = 0;  // elements; 0 broadcasts one A over the batch
+  // B is k x n (n x k when trans_b).
+  const void* b = nullptr;
+  ElemType b_type = ElemType::kFloat16;
+  int64_t ldb = 0;
+  bool trans_b = false;
+  int64_t b_batch_stride = 0;
+  // Optional fp32 bias of length n, added in fp32 before the epilogue.
+  const float* bias = nullptr;
+  Epilogue epilogue = Epilogue::kNone;
+  // C is m x n, row-major.
+  void* c = nullptr;
+  ElemType c_type = ElemType::kFloat32;
+  int64_t ldc = 0;
+  int64_t c_batch_stride = 0;
+  bool saturate_fp16 = false;  // fp16 output: saturate overflow to +-65504 (Ascend 910)
+};
+
+// Runs the GEMM. `tiles`, when given, receives one entry per output tile in a
+// fixed order (batch, then m0, then n0). Tiles run in parallel over the current
+// OpenMP team.
+void CubeGemm(const GemmProblem& p, const CubeTileShape& tile, std::vector<CubeTileCounts>* tiles);
+
+}  // namespace npu::kernels

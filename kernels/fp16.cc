@@ -1,0 +1,100 @@
+#include "kernels/fp16.h"
+
+#include <bit>
+#include <cmath>
+
+#include <immintrin.h>
+
+namespace npu::kernels {
+
+float HalfToFloat(half_bits h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
+  const uint32_t exp = (h >> 10) & 0x1f;
+  const uint32_t mant = h & 0x3ff;
+  uint32_t bits;
+  if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | (mant << 13);  // inf or NaN, payload kept
+  } else if (exp != 0) {
+    bits = sign | ((exp + 112) << 23) | (mant << 13);  // rebias 15 -> 127
+  } else if (mant == 0) {
+    bits = sign;
+  } else {
+    // Subnormal half = mant * 2^-24; exact in fp32.
+    const float v = static_cast<float>(mant) * 0x1p-24f;
+    bits = sign | std::bit_cast<uint32_t>(v);
+  }
+  return std::bit_cast<float>(bits);
+}
+
+half_bits FloatToHalf(float f) {
+  const uint32_t x = std::bit_cast<uint32_t>(f);
+  const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000);
+  const uint32_t abs = x & 0x7fffffffu;
+  if (abs >= 0x7f800000u) {  // inf or NaN
+    if (abs == 0x7f800000u) return sign | 0x7c00;
+    return sign | 0x7e00 | static_cast<uint16_t>((abs >> 13) & 0x3ff);
+  }
+  if (abs >= 0x477ff000u) return sign | 0x7c00;  // rounds to >= 65520: overflow
+  if (abs >= 0x38800000u) {                      // normal half range (>= 2^-14)
+    const uint32_t mant = abs & 0x7fffff;
+    const uint32_t exp = (abs >> 23) - 112;
+    uint32_t h = (exp << 10) | (mant >> 13);
+    const uint32_t rest = mant & 0x1fff;
+    if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) ++h;  // carry may bump the exponent: correct
+    return sign | static_cast<uint16_t>(h);
+  }
+  // Subnormal or zero: value / 2^-24 rounded to nearest even integer.
+  const float scaled = std::bit_cast<float>(abs) * 0x1p24f;  // exact (power-of-two scale)
+  const uint32_t q = static_cast<uint32_t>(std::nearbyint(scaled));  // default mode: ties to even
+  return sign | static_cast<uint16_t>(q);  // q == 0x400 becomes the smallest normal: correct
+}
+
+half_bits FloatToHalfSaturate(float f) {
+  if (std::isnan(f)) return 0;
+  half_bits h = FloatToHalf(f);
+  if ((h & 0x7fff) == 0x7c00) h = (h & 0x8000) | kHalfMaxBits;
+  return h;
+}
+
+namespace {
+
+bool CpuHasF16c() {
+  static const bool has = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+  return has;
+}
+
+__attribute__((target("avx,f16c"))) void HalfToFloatF16c(const half_bits* in, float* out, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i));
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(h));
+  }
+  for (; i < n; ++i) out[i] = HalfToFloat(in[i]);
+}
+
+__attribute__((target("avx,f16c"))) void FloatToHalfF16c(const float* in, half_bits* out, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), h);
+  }
+  for (; i < n; ++i) out[i] = FloatToHalf(in[i]);
+}
+
+}  // namespace
+
+void HalfToFloatN(const half_bits* in, float* out, size_t n) {
+  if (CpuHasF16c()) return HalfToFloatF16c(in, out, n);
+  for (size_t i = 0; i < n; ++i) out[i] = HalfToFloat(in[i]);
+}
+
+void FloatToHalfN(const float* in, half_bits* out, size_t n, bool saturate) {
+  if (saturate) {
+    for (size_t i = 0; i < n; ++i) out[i] = FloatToHalfSaturate(in[i]);
+    return;
+  }
+  if (CpuHasF16c()) return FloatToHalfF16c(in, out, n);
+  for (size_t i = 0; i < n; ++i) out[i] = FloatToHalf(in[i]);
+}
+
+}  // namespace npu::kernels
