@@ -1,71 +1,189 @@
-// Straightforward first version; the blocked SIMD kernel replaces the inner loops.
+// The tile driver: for each output tile, MTE1 packing (cube_pack), the Cube's
+// macro-kernel over packed fractals (cube_microkernel_*), FixPipe write-back
+// (fixpipe), and the tile's counts.
 #include "kernels/cube_gemm.h"
 
 #include <algorithm>
-#include <cmath>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+#include "kernels/cpu_features.h"
+#include "kernels/cube_microkernel.h"
+#include "kernels/cube_pack.h"
+#include "kernels/fixpipe.h"
 
 namespace npu::kernels {
 namespace {
 
-float LoadAsHalf(const void* base, ElemType t, int64_t idx) {
-  if (t == ElemType::kFloat16) return HalfToFloat(static_cast<const half_bits*>(base)[idx]);
-  return HalfToFloat(FloatToHalf(static_cast<const float*>(base)[idx]));
+// Host blocking of K inside a tile: a B block of kKc x 32 halves (16 KiB) stays in
+// L1 while A slivers stream from L2. It only decides where the fp32 accumulators
+// are parked in L0C between k blocks (an exact store and reload), never the order
+// of the sum, so it is free to differ from the simulated tile.k.
+constexpr int64_t kKc = 256;
+
+std::atomic<SimdPath> g_forced_path{SimdPath::kAuto};
+std::atomic<uint64_t> g_call_generation{0};
+
+bool CanRun(SimdPath p) {
+  const CpuFeatures& f = HostCpuFeatures();
+  switch (p) {
+    case SimdPath::kAvx512: return f.avx512f && f.fma && f.f16c;
+    case SimdPath::kAvx2: return f.avx2 && f.fma && f.f16c;
+    default: return true;
+  }
 }
 
-float ApplyEpilogue(float v, Epilogue e) {
-  switch (e) {
-    case Epilogue::kNone: return v;
-    case Epilogue::kRelu: return v > 0.0f ? v : 0.0f;
-    case Epilogue::kGeluErf: return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f));
-    case Epilogue::kGeluTanh:
-      return 0.5f * v * (1.0f + std::tanh(0.79788456080286536f * (v + 0.044715f * v * v * v)));
+SimdPath ResolvePath(SimdPath want) {
+  if (want != SimdPath::kAuto && CanRun(want)) return want;
+  if (want == SimdPath::kPortable) return want;
+  if (want != SimdPath::kAvx2 && CanRun(SimdPath::kAvx512)) return SimdPath::kAvx512;
+  return CanRun(SimdPath::kAvx2) ? SimdPath::kAvx2 : SimdPath::kPortable;
+}
+
+const CubeMicroKernelSet& KernelsFor(SimdPath p) {
+  switch (p) {
+    case SimdPath::kAvx512: return kAvx512CubeKernels;
+    case SimdPath::kAvx2: return kAvx2CubeKernels;
+    default: return kPortableCubeKernels;
   }
-  return v;
 }
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-}  // namespace
+// Grow-only, 64-byte aligned: pages are touched once per thread, not per tile
+// (first touch costs ~11 us per 4 KiB here, see ANCHORS.md).
+template <typename T>
+class Scratch {
+ public:
+  Scratch() = default;
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  ~Scratch() { std::free(data_); }
+  T* Get(size_t n) {
+    if (n > capacity_) {
+      std::free(data_);
+      const size_t bytes = (std::max<size_t>(n, 1) * sizeof(T) + 63) / 64 * 64;
+      data_ = static_cast<T*>(std::aligned_alloc(64, bytes));
+      capacity_ = bytes / sizeof(T);
+    }
+    return data_;
+  }
 
-void CubeGemm(const GemmProblem& p, const CubeTileShape& tile, std::vector<CubeTileCounts>* tiles) {
-  const int64_t tm = CeilDiv(p.m, tile.m), tn = CeilDiv(p.n, tile.n);
-  const int64_t total = p.batch * tm * tn;
-  if (tiles) tiles->assign(total, CubeTileCounts{});
-#pragma omp parallel for schedule(static)
-  for (int64_t t = 0; t < total; ++t) {
-    const int64_t b = t / (tm * tn);
-    const int64_t m0 = (t / tn % tm) * tile.m, n0 = (t % tn) * tile.n;
-    const int64_t m1 = std::min(p.m, m0 + tile.m), n1 = std::min(p.n, n0 + tile.n);
-    for (int64_t i = m0; i < m1; ++i) {
-      for (int64_t j = n0; j < n1; ++j) {
-        float acc = 0.0f;
-        for (int64_t kk = 0; kk < p.k; ++kk) {
-          const int64_t ai = b * p.a_batch_stride + (p.trans_a ? kk * p.lda + i : i * p.lda + kk);
-          const int64_t bi = b * p.b_batch_stride + (p.trans_b ? j * p.ldb + kk : kk * p.ldb + j);
-          acc += LoadAsHalf(p.a, p.a_type, ai) * LoadAsHalf(p.b, p.b_type, bi);
-        }
-        if (p.bias) acc += p.bias[j];
-        acc = ApplyEpilogue(acc, p.epilogue);
-        const int64_t ci = b * p.c_batch_stride + i * p.ldc + j;
-        if (p.c_type == ElemType::kFloat32) {
-          static_cast<float*>(p.c)[ci] = acc;
-        } else {
-          static_cast<half_bits*>(p.c)[ci] = p.saturate_fp16 ? FloatToHalfSaturate(acc) : FloatToHalf(acc);
-        }
+ private:
+  T* data_ = nullptr;
+  size_t capacity_ = 0;
+};
+
+// One host thread's L0A/L0B/L0C. The packed A of a tile row is kept and reused by
+// the next tile of the same row (static scheduling hands a thread consecutive
+// tiles), the way L1 would keep it on the device.
+struct CubeScratch {
+  Scratch<float> a;
+  Scratch<half_bits> b;
+  Scratch<float> c;
+  uint64_t a_generation = ~uint64_t{0};
+  const void* a_base = nullptr;
+  int64_t a_m0 = -1;
+};
+
+thread_local CubeScratch t_scratch;
+
+const void* Offset(const void* base, ElemType t, int64_t elems) {
+  const size_t size = t == ElemType::kFloat16 ? sizeof(half_bits) : sizeof(float);
+  return static_cast<const char*>(base) + elems * static_cast<int64_t>(size);
+}
+
+struct TileJob {
+  const GemmProblem* p;
+  const CubeMicroKernelSet* kernels;
+  uint64_t generation;
+};
+
+// Computes C[m0:m0+mt, n0:n0+nt] of batch `batch`.
+void RunTile(const TileJob& job, int64_t batch, int64_t m0, int64_t mt, int64_t n0, int64_t nt) {
+  const GemmProblem& p = *job.p;
+  const CubeMicroKernelSet& ks = *job.kernels;
+  const int64_t k = p.k;
+  CubeScratch& s = t_scratch;
+
+  const OperandView a{Offset(p.a, p.a_type, batch * p.a_batch_stride), p.a_type, p.lda, p.trans_a};
+  const OperandView b{Offset(p.b, p.b_type, batch * p.b_batch_stride), p.b_type, p.ldb, p.trans_b};
+
+  float* apack = s.a.Get(mt * k);
+  if (s.a_generation != job.generation || s.a_base != a.base || s.a_m0 != m0) {
+    PackCubeA(a, m0, mt, k, ks.mr, apack);
+    s.a_generation = job.generation;
+    s.a_base = a.base;
+    s.a_m0 = m0;
+  }
+  const int64_t panels = CeilDiv(nt, 16);
+  const int64_t panel_stride = k * 16;
+  half_bits* bpack = s.b.Get(panels * panel_stride);
+  PackCubeB(b, n0, nt, k, bpack);
+
+  // L0C: fp32 accumulators, padded to whole fractal columns.
+  const int64_t ldc = panels * 16;
+  float* l0c = s.c.Get(mt * ldc);
+  if (k == 0) std::memset(l0c, 0, mt * ldc * sizeof(float));
+  for (int64_t k0 = 0; k0 < k; k0 += kKc) {
+    const int64_t kc = std::min(kKc, k - k0);
+    for (int64_t p0 = 0; p0 < panels; p0 += ks.np) {
+      const int64_t np = std::min<int64_t>(ks.np, panels - p0);
+      const half_bits* bp = bpack + p0 * panel_stride + k0 * 16;
+      for (int64_t i0 = 0; i0 < mt; i0 += ks.mr) {
+        const int64_t rows = std::min<int64_t>(ks.mr, mt - i0);
+        ks.fn[rows - 1][np - 1](kc, apack + i0 * k + k0 * rows, bp, panel_stride, l0c + i0 * ldc + p0 * 16, ldc,
+                                /*accumulate=*/k0 > 0);
       }
     }
-    if (tiles) {
-      auto& c = (*tiles)[t];
-      const int64_t fm = CeilDiv(m1 - m0, 16), fn = CeilDiv(n1 - n0, 16), fk = CeilDiv(p.k, 16);
-      c.batch = b;
-      c.m0 = m0;
-      c.n0 = n0;
-      c.fractal_ops = static_cast<uint64_t>(fm * fn * fk);
-      c.mte2_bytes = static_cast<uint64_t>(((m1 - m0) + (n1 - n0)) * p.k * 2);
-      c.mte1_bytes = static_cast<uint64_t>((fm + fn) * fk * 512);
-      c.fixpipe_bytes = static_cast<uint64_t>((m1 - m0) * (n1 - n0) * (p.c_type == ElemType::kFloat32 ? 4 : 2));
-      c.k_steps = static_cast<uint64_t>(CeilDiv(p.k, tile.k));
-    }
+  }
+
+  const FixPipeConfig fix{p.bias, p.epilogue, p.c_type, p.saturate_fp16};
+  const size_t c_size = p.c_type == ElemType::kFloat16 ? sizeof(half_bits) : sizeof(float);
+  char* c = static_cast<char*>(p.c) + (batch * p.c_batch_stride + m0 * p.ldc + n0) * static_cast<int64_t>(c_size);
+  for (int64_t i = 0; i < mt; ++i) FixPipeRow(l0c + i * ldc, n0, nt, fix, c + i * p.ldc * static_cast<int64_t>(c_size));
+}
+
+CubeTileCounts CountTile(const GemmProblem& p, const CubeTileShape& tile, int64_t batch, int64_t m0, int64_t mt,
+                         int64_t n0, int64_t nt) {
+  const int64_t fm = CeilDiv(mt, 16), fn = CeilDiv(nt, 16), fk = CeilDiv(p.k, 16);
+  CubeTileCounts c;
+  c.batch = batch;
+  c.m0 = m0;
+  c.n0 = n0;
+  c.fractal_ops = static_cast<uint64_t>(fm * fn * fk);
+  c.mte2_bytes = static_cast<uint64_t>((mt + nt) * p.k * 2);
+  c.mte1_bytes = static_cast<uint64_t>((fm + fn) * fk * 512);
+  c.fixpipe_bytes = static_cast<uint64_t>(mt * nt * (p.c_type == ElemType::kFloat32 ? 4 : 2));
+  c.k_steps = static_cast<uint64_t>(CeilDiv(p.k, tile.k));
+  return c;
+}
+
+}  // namespace
+
+void ForceCubeSimdPath(SimdPath path) { g_forced_path.store(path); }
+
+SimdPath ActiveCubeSimdPath() { return ResolvePath(g_forced_path.load()); }
+
+void CubeGemm(const GemmProblem& p, const CubeTileShape& tile, std::vector<CubeTileCounts>* tiles) {
+  const int64_t tm = p.m > 0 ? CeilDiv(p.m, tile.m) : 0;
+  const int64_t tn = p.n > 0 ? CeilDiv(p.n, tile.n) : 0;
+  const int64_t total = p.batch * tm * tn;
+  if (tiles) tiles->assign(total, CubeTileCounts{});
+  const TileJob job{&p, &KernelsFor(ActiveCubeSimdPath()), g_call_generation.fetch_add(1) + 1};
+  // Tiles are independent and each output element is computed whole by one thread,
+  // so the thread count cannot change results. The server gives each device one
+  // compute thread team and queues requests in front of it, so this region never
+  // oversubscribes the host cores. Static scheduling keeps a tile row on one thread
+  // (packed A reuse).
+#pragma omp parallel for schedule(static)
+  for (int64_t t = 0; t < total; ++t) {
+    const int64_t batch = t / (tm * tn);
+    const int64_t m0 = (t / tn % tm) * tile.m, n0 = (t % tn) * tile.n;
+    const int64_t mt = std::min(tile.m, p.m - m0), nt = std::min(tile.n, p.n - n0);
+    RunTile(job, batch, m0, mt, n0, nt);
+    if (tiles) (*tiles)[t] = CountTile(p, tile, batch, m0, mt, n0, nt);
   }
 }
 

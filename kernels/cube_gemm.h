@@ -66,6 +66,16 @@ struct GemmProblem {
   bool saturate_fp16 = false;  // fp16 output: saturate overflow to +-65504 (Ascend 910)
 };
 
+// Which host SIMD code runs the Cube's micro-kernel. All paths give bitwise
+// identical results (same K order, fused multiply-add everywhere).
+enum class SimdPath { kAuto, kAvx512, kAvx2, kPortable };
+
+// Forces a path for the whole process (tests, benchmarks); kAuto restores the
+// run-time choice. A path the CPU lacks falls back to the best one it has, so
+// ActiveCubeSimdPath() tells what really runs.
+void ForceCubeSimdPath(SimdPath path);
+SimdPath ActiveCubeSimdPath();
+
 // Runs the GEMM. `tiles`, when given, receives one entry per output tile in a
 // fixed order (batch, then m0, then n0). Tiles run in parallel over the current
 // OpenMP team.

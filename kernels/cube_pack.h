@@ -1,0 +1,36 @@
+// MTE1: lays a tile's operands out the way the Cube reads them, rounding fp32
+// inputs to fp16 on the way (as an NPU does).
+//
+// B goes into 16-column fractal panels of fp16: panel p holds columns
+// [16p, 16p + 16) of the tile for all K, k-major (16 halves per k), i.e. a column
+// of 16x16 fractals; columns past the tile edge are zero.
+// A goes into slivers of `mr` rows (the last one may be shorter), each k-major
+// (a[k * rows + r]). A holds fp32 copies of the fp16 values because the Cube
+// broadcasts every A element to a whole vector: widening once here costs one
+// conversion per element instead of one per element per 16 columns of C.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cube_gemm.h"
+
+namespace npu::kernels {
+
+// One GEMM operand in global memory: element (row, col) of op(X) is at
+// base[trans ? col * ld + row : row * ld + col].
+struct OperandView {
+  const void* base = nullptr;
+  ElemType type = ElemType::kFloat16;
+  int64_t ld = 0;
+  bool trans = false;
+};
+
+// Rows [m0, m0 + mt) of op(A), all k columns, into slivers of mr rows:
+// sliver s starts at out + s * mr * k. out holds mt * k floats.
+void PackCubeA(const OperandView& a, int64_t m0, int64_t mt, int64_t k, int mr, float* out);
+
+// Columns [n0, n0 + nt) of op(B), all k rows, into ceil(nt / 16) panels of
+// k * 16 halves each, panel p at out + p * k * 16.
+void PackCubeB(const OperandView& b, int64_t n0, int64_t nt, int64_t k, half_bits* out);
+
+}  // namespace npu::kernels

@@ -1,0 +1,471 @@
+// Cube GEMM numerics: bitwise determinism across threads, SIMD paths and tile
+// shapes, and accuracy against a float64 reference.
+//
+// Error bound. Products of two halves are exact in fp32 (11 x 11 significand bits,
+// exponents far inside fp32's range), so the only rounding is the fp32 recursive
+// summation acc = fma(a_k, b_k, acc), k = 0..K-1, which rounds at most K times:
+//   |C - sum_k a_k b_k| <= gamma_K * sum_k |a_k b_k|,  gamma_K = K u / (1 - K u),
+// u = 2^-24 (Higham, Accuracy and Stability, 4.2). Bias adds one more rounding
+// (gamma_{K+1}, with |bias| in the sum); ReLU is 1-Lipschitz; GELU is ~1.13-Lipschitz
+// plus its own fp32 evaluation error. An fp16 output adds the final rounding:
+// half an fp16 ulp, <= 2^-11 |value| (normal) or 2^-25 (subnormal).
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kernels/cube_gemm.h"
+#include "kernels/fp16.h"
+
+namespace npu::kernels {
+namespace {
+
+// Independent of the kernel's conversions: decode IEEE binary16 by its definition.
+double HalfBitsToDouble(half_bits h) {
+  const int sign = h >> 15, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  double v;
+  if (exp == 0x1f) {
+    v = mant ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
+  } else if (exp == 0) {
+    v = std::ldexp(mant, -24);
+  } else {
+    v = std::ldexp(1024 + mant, exp - 25);
+  }
+  return sign ? -v : v;
+}
+
+struct Operands {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  bool trans_a = false, trans_b = false;
+  bool broadcast_a = false;
+  ElemType in_type = ElemType::kFloat16;
+  std::vector<half_bits> a16, b16;  // storage when in_type is fp16
+  std::vector<float> a32, b32;      // storage when in_type is fp32
+  std::vector<float> bias;
+  Epilogue epilogue = Epilogue::kNone;
+  ElemType out_type = ElemType::kFloat32;
+  bool saturate = false;
+
+  int64_t a_elems() const { return broadcast_a ? m * k : batch * m * k; }
+  int64_t b_elems() const { return batch * k * n; }
+  // Element (i, kk) of op(A) for batch bt, as the kernel must see it (fp16 value).
+  double A(int64_t bt, int64_t i, int64_t kk) const {
+    const int64_t idx = (broadcast_a ? 0 : bt * m * k) + (trans_a ? kk * m + i : i * k + kk);
+    return in_type == ElemType::kFloat16 ? HalfBitsToDouble(a16[idx]) : HalfBitsToDouble(FloatToHalf(a32[idx]));
+  }
+  double B(int64_t bt, int64_t kk, int64_t j) const {
+    const int64_t idx = bt * k * n + (trans_b ? j * k + kk : kk * n + j);
+    return in_type == ElemType::kFloat16 ? HalfBitsToDouble(b16[idx]) : HalfBitsToDouble(FloatToHalf(b32[idx]));
+  }
+};
+
+// op(A) and op(B) of every batch as dense float64 (A: batch x m x k, B: batch x k x n).
+struct DenseOperands {
+  std::vector<double> a, b;
+  explicit DenseOperands(const Operands& o) : a(o.batch * o.m * o.k), b(o.batch * o.k * o.n) {
+    for (int64_t bt = 0; bt < o.batch; ++bt) {
+      for (int64_t i = 0; i < o.m; ++i) {
+        for (int64_t x = 0; x < o.k; ++x) a[(bt * o.m + i) * o.k + x] = o.A(bt, i, x);
+      }
+      for (int64_t x = 0; x < o.k; ++x) {
+        for (int64_t j = 0; j < o.n; ++j) b[(bt * o.k + x) * o.n + j] = o.B(bt, x, j);
+      }
+    }
+  }
+};
+
+// Fills with values of magnitude up to `scale`, already representable in fp16
+// when the input type is fp16; fp32 inputs get full-precision floats.
+void Fill(Operands& o, std::mt19937& rng, float scale) {
+  std::uniform_real_distribution<float> dist(-scale, scale);
+  if (o.in_type == ElemType::kFloat16) {
+    o.a16.resize(o.a_elems());
+    o.b16.resize(o.b_elems());
+    for (auto& v : o.a16) v = FloatToHalf(dist(rng));
+    for (auto& v : o.b16) v = FloatToHalf(dist(rng));
+  } else {
+    o.a32.resize(o.a_elems());
+    o.b32.resize(o.b_elems());
+    for (auto& v : o.a32) v = dist(rng);
+    for (auto& v : o.b32) v = dist(rng);
+  }
+}
+
+// Output as raw bytes, so comparisons are bitwise.
+std::vector<uint8_t> RunGemm(const Operands& o, const CubeTileShape& tile, int threads, SimdPath path,
+                         std::vector<CubeTileCounts>* counts = nullptr) {
+  const size_t esize = o.out_type == ElemType::kFloat32 ? 4 : 2;
+  std::vector<uint8_t> c(o.batch * o.m * o.n * esize, 0xcd);
+  GemmProblem p;
+  p.batch = o.batch;
+  p.m = o.m;
+  p.n = o.n;
+  p.k = o.k;
+  const bool f16 = o.in_type == ElemType::kFloat16;
+  p.a = f16 ? static_cast<const void*>(o.a16.data()) : o.a32.data();
+  p.b = f16 ? static_cast<const void*>(o.b16.data()) : o.b32.data();
+  p.a_type = p.b_type = o.in_type;
+  p.lda = o.trans_a ? o.m : o.k;
+  p.ldb = o.trans_b ? o.k : o.n;
+  p.trans_a = o.trans_a;
+  p.trans_b = o.trans_b;
+  p.a_batch_stride = o.broadcast_a ? 0 : o.m * o.k;
+  p.b_batch_stride = o.k * o.n;
+  p.bias = o.bias.empty() ? nullptr : o.bias.data();
+  p.epilogue = o.epilogue;
+  p.c = c.data();
+  p.c_type = o.out_type;
+  p.ldc = o.n;
+  p.c_batch_stride = o.m * o.n;
+  p.saturate_fp16 = o.saturate;
+  ForceCubeSimdPath(path);
+  omp_set_num_threads(threads);
+  CubeGemm(p, tile, counts);
+  ForceCubeSimdPath(SimdPath::kAuto);
+  return c;
+}
+
+double OutAt(const Operands& o, const std::vector<uint8_t>& c, int64_t idx) {
+  if (o.out_type == ElemType::kFloat32) {
+    float v;
+    std::memcpy(&v, c.data() + idx * 4, 4);
+    return v;
+  }
+  half_bits h;
+  std::memcpy(&h, c.data() + idx * 2, 2);
+  return HalfBitsToDouble(h);
+}
+
+double GeluRef(double x, Epilogue e) {
+  if (e == Epilogue::kGeluErf) return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+  return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+}
+
+// Checks every element against float64 with the bound from the file comment.
+void ExpectWithinBound(const Operands& o, const std::vector<uint8_t>& c) {
+  const double u = std::ldexp(1.0, -24);
+  const double kk = static_cast<double>(o.k + (o.bias.empty() ? 0 : 1));
+  const double gamma = kk * u / (1.0 - kk * u);
+  const DenseOperands d(o);
+  int failures = 0;
+  for (int64_t bt = 0; bt < o.batch; ++bt) {
+    for (int64_t i = 0; i < o.m; ++i) {
+      for (int64_t j = 0; j < o.n; ++j) {
+        double sum = 0.0, abs_sum = 0.0;
+        for (int64_t x = 0; x < o.k; ++x) {
+          const double prod = d.a[(bt * o.m + i) * o.k + x] * d.b[(bt * o.k + x) * o.n + j];
+          sum += prod;  // exact enough: float64 has 29 more bits than the products need
+          abs_sum += std::fabs(prod);
+        }
+        if (!o.bias.empty()) {
+          sum += o.bias[j];
+          abs_sum += std::fabs(o.bias[j]);
+        }
+        double bound = gamma * abs_sum;
+        double ref = sum;
+        switch (o.epilogue) {
+          case Epilogue::kNone: break;
+          case Epilogue::kRelu: ref = std::max(sum, 0.0); break;
+          default:
+            ref = GeluRef(sum, o.epilogue);
+            bound = 1.2 * bound + std::ldexp(std::fabs(sum) + std::fabs(ref), -21);
+        }
+        const double got = OutAt(o, c, (bt * o.m + i) * o.n + j);
+        bool ok;
+        if (o.out_type == ElemType::kFloat16) {
+          const double lo = std::fabs(ref) - bound, hi = std::fabs(ref) + bound;
+          const double sign = ref < 0 ? -1.0 : 1.0;
+          if (lo >= 65520.0) {
+            ok = got == sign * (o.saturate ? 65504.0 : INFINITY);
+          } else if (hi >= 65504.0) {
+            ok = got == sign * 65504.0 || (!o.saturate && got == sign * INFINITY);
+          } else {
+            ok = std::fabs(got - ref) <= bound + std::ldexp(hi, -11) + std::ldexp(1.0, -25);
+          }
+        } else {
+          ok = std::fabs(got - ref) <= bound;
+        }
+        if (!ok && ++failures <= 5) {
+          ADD_FAILURE() << "C[" << bt << "][" << i << "][" << j << "] = " << got << ", float64 " << ref
+                        << ", bound " << bound;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(failures, 0);
+}
+
+// The contract in its plainest form: one fp32 accumulator per element, k in order,
+// one fused multiply-add per step. The kernel must match it bit for bit.
+void ExpectSequentialFmaOrder(const Operands& o, const std::vector<uint8_t>& c) {
+  ASSERT_EQ(o.out_type, ElemType::kFloat32);
+  ASSERT_TRUE(o.bias.empty());
+  ASSERT_EQ(o.epilogue, Epilogue::kNone);
+  const DenseOperands d(o);
+  int failures = 0;
+  for (int64_t bt = 0; bt < o.batch; ++bt) {
+    for (int64_t i = 0; i < o.m; ++i) {
+      for (int64_t j = 0; j < o.n; ++j) {
+        float acc = 0.0f;
+        for (int64_t x = 0; x < o.k; ++x) {
+          acc = std::fma(static_cast<float>(d.a[(bt * o.m + i) * o.k + x]),
+                         static_cast<float>(d.b[(bt * o.k + x) * o.n + j]), acc);
+        }
+        const double got = OutAt(o, c, (bt * o.m + i) * o.n + j);
+        if (std::memcmp(&acc, c.data() + ((bt * o.m + i) * o.n + j) * 4, 4) != 0 && ++failures <= 5) {
+          ADD_FAILURE() << "C[" << bt << "][" << i << "][" << j << "] = " << got << ", sequential fma " << acc;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(failures, 0);
+}
+
+std::vector<SimdPath> AvailablePaths() {
+  std::vector<SimdPath> paths;
+  for (SimdPath p : {SimdPath::kAvx512, SimdPath::kAvx2, SimdPath::kPortable}) {
+    ForceCubeSimdPath(p);
+    if (ActiveCubeSimdPath() == p) paths.push_back(p);
+  }
+  ForceCubeSimdPath(SimdPath::kAuto);
+  return paths;
+}
+
+const char* PathName(SimdPath p) {
+  switch (p) {
+    case SimdPath::kAvx512: return "avx512";
+    case SimdPath::kAvx2: return "avx2";
+    case SimdPath::kPortable: return "portable";
+    default: return "auto";
+  }
+}
+
+const std::vector<CubeTileShape> kTiles = {{128, 128, 256}, {16, 16, 16}, {48, 80, 32}, {64, 256, 512}};
+
+// Runs every available path x thread count x tile shape, expects all outputs
+// bitwise equal, and returns one of them.
+std::vector<uint8_t> RunAllWaysIdentical(const Operands& o) {
+  std::vector<uint8_t> first;
+  bool have_first = false;
+  for (SimdPath path : AvailablePaths()) {
+    for (int threads : {1, 2}) {
+      for (const CubeTileShape& tile : kTiles) {
+        std::vector<uint8_t> c = RunGemm(o, tile, threads, path);
+        if (!have_first) {
+          first = std::move(c);
+          have_first = true;
+          continue;
+        }
+        EXPECT_TRUE(c == first) << "differs: path " << PathName(path) << ", " << threads << " threads, tile "
+                                << tile.m << "x" << tile.n << "x" << tile.k;
+      }
+    }
+  }
+  return first;
+}
+
+struct ShapeCase {
+  int64_t m, n, k;
+  bool trans_a, trans_b;
+};
+
+class CubeGemmShapes : public ::testing::TestWithParam<ShapeCase> {};
+
+TEST_P(CubeGemmShapes, DeterministicSequentialAndWithinFloat64Bound) {
+  const ShapeCase s = GetParam();
+  Operands o;
+  o.m = s.m;
+  o.n = s.n;
+  o.k = s.k;
+  o.trans_a = s.trans_a;
+  o.trans_b = s.trans_b;
+  std::mt19937 rng(static_cast<uint32_t>(s.m * 131 + s.n * 17 + s.k));
+  Fill(o, rng, 2.0f);
+  const std::vector<uint8_t> c = RunAllWaysIdentical(o);
+  ExpectSequentialFmaOrder(o, c);
+  ExpectWithinBound(o, c);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, CubeGemmShapes,
+                         ::testing::Values(ShapeCase{1, 1, 1, false, false}, ShapeCase{15, 17, 33, false, false},
+                                           ShapeCase{1000, 1, 1000, false, false}, ShapeCase{1, 1000, 7, false, false},
+                                           ShapeCase{37, 45, 1, false, false}, ShapeCase{9, 35, 4097, false, false},
+                                           ShapeCase{33, 47, 129, false, false}, ShapeCase{33, 47, 129, true, false},
+                                           ShapeCase{33, 47, 129, false, true}, ShapeCase{33, 47, 129, true, true},
+                                           ShapeCase{143, 161, 301, false, false}, ShapeCase{143, 161, 301, true, true},
+                                           ShapeCase{96, 200, 260, false, false}, ShapeCase{5, 3, 0, false, false}),
+                         [](const auto& info) {
+                           const ShapeCase& s = info.param;
+                           return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
+                                  (s.trans_a ? "_ta" : "") + (s.trans_b ? "_tb" : "");
+                         });
+
+TEST(CubeGemm, Fp32InputsAreRoundedToFp16) {
+  Operands o;
+  o.m = 29;
+  o.n = 31;
+  o.k = 70;
+  o.in_type = ElemType::kFloat32;
+  o.trans_b = true;
+  std::mt19937 rng(7);
+  Fill(o, rng, 3.0f);
+  const std::vector<uint8_t> c = RunAllWaysIdentical(o);
+  ExpectSequentialFmaOrder(o, c);
+  ExpectWithinBound(o, c);
+}
+
+TEST(CubeGemm, BatchWithBroadcastA) {
+  Operands o;
+  o.batch = 3;
+  o.broadcast_a = true;
+  o.m = 21;
+  o.n = 40;
+  o.k = 50;
+  std::mt19937 rng(11);
+  Fill(o, rng, 1.0f);
+  const std::vector<uint8_t> c = RunAllWaysIdentical(o);
+  ExpectSequentialFmaOrder(o, c);
+  ExpectWithinBound(o, c);
+}
+
+TEST(CubeGemm, Epilogues) {
+  for (ElemType out : {ElemType::kFloat32, ElemType::kFloat16}) {
+    for (Epilogue e : {Epilogue::kNone, Epilogue::kRelu, Epilogue::kGeluErf, Epilogue::kGeluTanh}) {
+      Operands o;
+      o.m = 19;
+      o.n = 37;
+      o.k = 45;
+      o.out_type = out;
+      o.epilogue = e;
+      std::mt19937 rng(static_cast<uint32_t>(static_cast<int>(e) * 10 + static_cast<int>(out)));
+      Fill(o, rng, 1.0f);
+      std::uniform_real_distribution<float> dist(-3.0f, 3.0f);
+      o.bias.resize(o.n);
+      for (float& v : o.bias) v = dist(rng);
+      SCOPED_TRACE("epilogue " + std::to_string(static_cast<int>(e)) + " out " + std::to_string(static_cast<int>(out)));
+      const std::vector<uint8_t> c = RunAllWaysIdentical(o);
+      ExpectWithinBound(o, c);
+    }
+  }
+}
+
+// Sums close to and beyond the fp16 range: with saturation (Ascend 910) they clamp to
+// +-65504, without they become +-inf; the fp32 accumulation itself never overflows.
+TEST(CubeGemm, NearFp16Overflow) {
+  for (bool saturate : {false, true}) {
+    Operands o;
+    o.m = 17;
+    o.n = 33;
+    o.k = 40;
+    o.out_type = ElemType::kFloat16;
+    o.saturate = saturate;
+    std::mt19937 rng(saturate ? 5 : 6);
+    std::uniform_real_distribution<float> dist(30.0f, 60.0f);
+    o.a16.resize(o.m * o.k);
+    o.b16.resize(o.k * o.n);
+    // Row i scales its products so sums sweep from ~1e4 to ~1e5 across rows, with signs.
+    for (int64_t i = 0; i < o.m; ++i) {
+      for (int64_t x = 0; x < o.k; ++x) {
+        const float scale = 0.15f + 0.05f * static_cast<float>(i);
+        o.a16[i * o.k + x] = FloatToHalf((i % 2 ? -1.0f : 1.0f) * scale * dist(rng));
+      }
+    }
+    for (auto& v : o.b16) v = FloatToHalf(dist(rng));
+    // Also the largest halves themselves: 65504 * 65504 is exact in fp32.
+    o.a16[0] = kHalfMaxBits;
+    o.b16[0] = kHalfMaxBits;
+    SCOPED_TRACE(saturate ? "saturate" : "ieee");
+    const std::vector<uint8_t> c = RunAllWaysIdentical(o);
+    ExpectWithinBound(o, c);
+  }
+  // Accumulators themselves stay finite where the fp16 output would not.
+  Operands o;
+  o.m = 3;
+  o.n = 5;
+  o.k = 64;
+  o.a16.assign(o.m * o.k, kHalfMaxBits);
+  o.b16.assign(o.k * o.n, kHalfMaxBits);
+  const std::vector<uint8_t> c = RunAllWaysIdentical(o);
+  ExpectSequentialFmaOrder(o, c);
+  ExpectWithinBound(o, c);
+}
+
+TEST(CubeGemm, SubnormalInputsAndOutputs) {
+  for (ElemType out : {ElemType::kFloat32, ElemType::kFloat16}) {
+    Operands o;
+    o.m = 23;
+    o.n = 19;
+    o.k = 37;
+    o.out_type = out;
+    std::mt19937 rng(3);
+    std::uniform_int_distribution<int> sub(1, 0x3ff);
+    std::uniform_real_distribution<float> small(-0.01f, 0.01f);
+    o.a16.resize(o.m * o.k);
+    o.b16.resize(o.k * o.n);
+    for (auto& v : o.a16) v = static_cast<half_bits>(sub(rng) | (rng() & 1 ? 0x8000 : 0));  // subnormal halves
+    for (auto& v : o.b16) v = FloatToHalf(small(rng));  // products and sums land in fp16's subnormal range
+    SCOPED_TRACE(out == ElemType::kFloat32 ? "fp32 out" : "fp16 out");
+    const std::vector<uint8_t> c = RunAllWaysIdentical(o);
+    if (out == ElemType::kFloat32) ExpectSequentialFmaOrder(o, c);
+    ExpectWithinBound(o, c);
+  }
+}
+
+TEST(CubeGemm, TileCountsFollowTheRequestedTiles) {
+  Operands o;
+  o.batch = 2;
+  o.m = 40;
+  o.n = 70;
+  o.k = 33;
+  std::mt19937 rng(1);
+  Fill(o, rng, 1.0f);
+  std::vector<CubeTileCounts> counts;
+  RunGemm(o, CubeTileShape{32, 48, 16}, 2, SimdPath::kAuto, &counts);
+  ASSERT_EQ(counts.size(), 2u * 2u * 2u);
+  size_t t = 0;
+  for (int64_t bt = 0; bt < 2; ++bt) {
+    for (int64_t m0 : {0, 32}) {
+      for (int64_t n0 : {0, 48}) {
+        const CubeTileCounts& c = counts[t++];
+        const int64_t mt = m0 == 0 ? 32 : 8, nt = n0 == 0 ? 48 : 22;
+        EXPECT_EQ(c.batch, bt);
+        EXPECT_EQ(c.m0, m0);
+        EXPECT_EQ(c.n0, n0);
+        const uint64_t fm = (mt + 15) / 16, fn = (nt + 15) / 16, fk = 3;
+        EXPECT_EQ(c.fractal_ops, fm * fn * fk);
+        EXPECT_EQ(c.mte1_bytes, (fm + fn) * fk * 512);
+        EXPECT_EQ(c.mte2_bytes, static_cast<uint64_t>((mt + nt) * 33 * 2));
+        EXPECT_EQ(c.fixpipe_bytes, static_cast<uint64_t>(mt * nt * 4));
+        EXPECT_EQ(c.k_steps, 3u);
+      }
+    }
+  }
+}
+
+TEST(CubeGemm, ForcedPathFallsBackToWhatTheCpuHas) {
+  for (SimdPath p : {SimdPath::kAuto, SimdPath::kAvx512, SimdPath::kAvx2, SimdPath::kPortable}) {
+    ForceCubeSimdPath(p);
+    const SimdPath active = ActiveCubeSimdPath();
+    EXPECT_NE(active, SimdPath::kAuto);
+    if (p == SimdPath::kPortable) {
+      EXPECT_EQ(active, SimdPath::kPortable);
+    }
+  }
+  ForceCubeSimdPath(SimdPath::kAuto);
+  const std::vector<SimdPath> paths = AvailablePaths();
+  if (std::find(paths.begin(), paths.end(), SimdPath::kAvx512) == paths.end()) {
+    std::printf("note: this CPU has no AVX-512; the avx512 path is not exercised here\n");
+  }
+}
+
+}  // namespace
+}  // namespace npu::kernels
