@@ -1,0 +1,85 @@
+#include "client/channel.h"
+
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include <grpcpp/create_channel.h>
+#include <grpcpp/security/credentials.h>
+#include <grpcpp/support/channel_arguments.h>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace npu::client {
+namespace {
+
+constexpr const char* kServices[] = {
+    "npu.v1.DeviceService", "npu.v1.MemoryService", "npu.v1.RuntimeService",
+    "grpc.health.v1.Health"};
+
+int ClampToInt(int64_t bytes) {
+  if (bytes < 0) return -1;  // gRPC: unlimited
+  return bytes > std::numeric_limits<int>::max() ? std::numeric_limits<int>::max()
+                                                 : static_cast<int>(bytes);
+}
+
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open \"", path, "\""));
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  return contents.str();
+}
+
+}  // namespace
+
+std::string MakeServiceConfigJson(const ClientOptions& options) {
+  std::string json = absl::StrFormat(R"({"loadBalancingConfig":[{"%s":{}}])",
+                                     options.load_balancing_policy);
+  if (options.retry_unavailable && options.retry_max_attempts > 1) {
+    std::vector<std::string> names;
+    for (const char* service : kServices) {
+      names.push_back(absl::StrFormat(R"({"service":"%s"})", service));
+    }
+    absl::StrAppendFormat(
+        &json,
+        R"(,"methodConfig":[{"name":[%s],"retryPolicy":{"maxAttempts":%d,)"
+        R"("initialBackoff":"0.1s","maxBackoff":"2s","backoffMultiplier":2,)"
+        R"("retryableStatusCodes":["UNAVAILABLE"]}}])",
+        absl::StrJoin(names, ","), std::min(options.retry_max_attempts, 5));
+  }
+  json += "}";
+  return json;
+}
+
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& target,
+                                                           const ClientOptions& options) {
+  if (target.empty()) return absl::InvalidArgumentError("empty target; use HOST:PORT");
+
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
+  if (options.use_tls || !options.root_cert_path.empty()) {
+    grpc::SslCredentialsOptions ssl;
+    if (!options.root_cert_path.empty()) {
+      absl::StatusOr<std::string> roots = ReadWholeFile(options.root_cert_path);
+      if (!roots.ok()) {
+        return absl::Status(roots.status().code(),
+                            absl::StrCat("TLS root certificate: ", roots.status().message()));
+      }
+      ssl.pem_root_certs = *std::move(roots);
+    }
+    credentials = grpc::SslCredentials(ssl);
+  } else {
+    credentials = grpc::InsecureChannelCredentials();
+  }
+
+  grpc::ChannelArguments args;
+  args.SetMaxSendMessageSize(ClampToInt(options.max_send_message_bytes));
+  args.SetMaxReceiveMessageSize(ClampToInt(options.max_receive_message_bytes));
+  args.SetServiceConfigJSON(MakeServiceConfigJson(options));
+  return grpc::CreateCustomChannel(target, credentials, args);
+}
+
+}  // namespace npu::client

@@ -1,0 +1,231 @@
+#include "client/cli/run_command.h"
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "client/cli/cli_status.h"
+#include "client/cli/profile_table.h"
+#include "client/device_name.h"
+#include "client/graph_json.h"
+#include "client/host_tensor.h"
+#include "client/npy.h"
+
+namespace npu::client::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+absl::Status Usage(absl::string_view message) {
+  return UsageError(absl::InvalidArgumentError(message));
+}
+
+// "NAME=FILE" -> name -> file, in the order given. Splits at the first '=',
+// since file paths may hold '=' more often than value names do.
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ParseInputSpecs(
+    const std::vector<std::string>& specs) {
+  std::vector<std::pair<std::string, std::string>> parsed;
+  std::set<std::string> seen;
+  for (const std::string& spec : specs) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+      return Usage(absl::StrCat("--input \"", spec, "\": expected NAME=FILE.npy"));
+    }
+    std::string name = spec.substr(0, eq);
+    if (!seen.insert(name).second) {
+      return Usage(absl::StrCat("--input \"", name, "\" is given twice"));
+    }
+    parsed.emplace_back(std::move(name), spec.substr(eq + 1));
+  }
+  return parsed;
+}
+
+std::string TensorSummary(npu::v1::DataType dtype,
+                          const google::protobuf::RepeatedField<int64_t>& shape) {
+  return absl::StrCat(DataTypeName(dtype), " ",
+                      ShapeString(absl::MakeConstSpan(shape.data(), shape.size())));
+}
+
+absl::Status EnsureDirectory(const std::string& dir) {
+  std::error_code error;
+  fs::create_directories(dir, error);
+  if (error || !fs::is_directory(dir)) {
+    return absl::PermissionDeniedError(absl::StrCat("cannot create output directory \"", dir,
+                                                    "\"", error ? ": " + error.message() : ""));
+  }
+  return absl::OkStatus();
+}
+
+// Picks a file name per value, unique within one directory, and writes it.
+class NpyDirectoryWriter {
+ public:
+  NpyDirectoryWriter(std::string dir, std::ostream& notices)
+      : dir_(std::move(dir)), notices_(notices) {}
+
+  // The path written.
+  absl::StatusOr<std::string> Write(const std::string& value_name, const npu::v1::Tensor& tensor) {
+    std::string stem = SafeFileName(value_name);
+    for (int n = 2; used_.count(stem) > 0; ++n) stem = absl::StrCat(SafeFileName(value_name), "_", n);
+    used_.insert(stem);
+    const std::string file = stem + ".npy";
+    if (stem != value_name) {
+      notices_ << "note: \"" << value_name << "\" written as " << file
+               << " (characters unsafe in file names replaced)\n";
+    }
+    const std::string path = (fs::path(dir_) / file).string();
+    if (absl::Status status = WriteNpy(path, tensor); !status.ok()) return status;
+    return path;
+  }
+
+ private:
+  std::string dir_;
+  std::ostream& notices_;
+  std::set<std::string> used_;
+};
+
+}  // namespace
+
+std::string SafeFileName(const std::string& value_name) {
+  std::string name = value_name;
+  for (char& c : name) {
+    const bool safe = absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ||
+                      c == '.';
+    if (!safe) c = '_';
+  }
+  if (name.empty()) return "_";
+  if (name[0] == '.') name[0] = '_';  // no hidden files, no "." or ".."
+  return name;
+}
+
+absl::StatusOr<npu::v1::RunRequest> PrepareRunRequest(const RunCommandArgs& args,
+                                                      std::ostream& notices) {
+  absl::StatusOr<std::string> device = NormalizeDevice(args.device);
+  if (!device.ok()) return UsageError(device.status());
+  if (IsCudaDeviceName(args.device)) {
+    notices << "note: " << args.device << " mapped to " << *device
+            << " (npuserve simulates Ascend NPUs)\n";
+  }
+
+  absl::StatusOr<npu::v1::Graph> graph = LoadGraphJson(args.graph_path);
+  if (!graph.ok()) return UsageError(graph.status());
+
+  absl::StatusOr<std::vector<std::pair<std::string, std::string>>> specs =
+      ParseInputSpecs(args.inputs);
+  if (!specs.ok()) return specs.status();
+
+  std::map<std::string, const npu::v1::ValueInfo*> graph_inputs;
+  std::vector<std::string> input_names;
+  for (const npu::v1::ValueInfo& input : graph->inputs()) {
+    graph_inputs[input.name()] = &input;
+    input_names.push_back(input.name());
+  }
+  const std::string known =
+      input_names.empty() ? "it has none" : absl::StrCat("its inputs: ", absl::StrJoin(input_names, ", "));
+  std::set<std::string> given;
+  for (const auto& [name, file] : *specs) {
+    if (graph_inputs.count(name) == 0) {
+      return Usage(absl::StrCat("--input \"", name, "\": graph \"", graph->name(),
+                                "\" has no input of that name (", known, ")"));
+    }
+    given.insert(name);
+  }
+  for (const std::string& name : input_names) {
+    if (given.count(name) == 0) {
+      return Usage(absl::StrCat("graph input \"", name, "\" has no value; add --input ", name,
+                                "=FILE.npy"));
+    }
+  }
+  std::set<std::string> outputs(graph->outputs().begin(), graph->outputs().end());
+  for (const std::string& name : args.keep) {
+    if (outputs.count(name) == 0) {
+      return Usage(absl::StrCat("--keep \"", name, "\": graph \"", graph->name(),
+                                "\" has no output of that name"));
+    }
+  }
+
+  npu::v1::RunRequest request;
+  for (const auto& [name, file] : *specs) {
+    absl::StatusOr<npu::v1::Tensor> tensor = ReadNpy(file);
+    if (!tensor.ok()) return UsageError(tensor.status());
+    const npu::v1::DataType expected = graph_inputs[name]->dtype();
+    if (expected != npu::v1::DATA_TYPE_UNSPECIFIED && expected != tensor->dtype()) {
+      return Usage(absl::StrCat("--input \"", name, "\": graph expects ", DataTypeName(expected),
+                                ", ", file, " holds ", DataTypeName(tensor->dtype()),
+                                " (convert with a.astype(np.", DataTypeName(expected), "))"));
+    }
+    npu::v1::RunInput* input = request.add_inputs();
+    input->set_name(name);
+    *input->mutable_tensor() = *std::move(tensor);
+  }
+  *request.mutable_graph() = *std::move(graph);
+  npu::v1::RunOptions* options = request.mutable_options();
+  options->set_device(*device);
+  options->set_profile(args.profile);
+  options->set_debug(args.debug);
+  for (const std::string& name : args.keep) options->add_keep_on_device(name);
+  return request;
+}
+
+absl::Status WriteRunResults(const npu::v1::RunResponse& response, const RunCommandArgs& args,
+                             std::ostream& out, std::ostream& notices) {
+  if (absl::Status status = EnsureDirectory(args.output_dir); !status.ok()) return status;
+  NpyDirectoryWriter writer(args.output_dir, notices);
+  for (const npu::v1::RunOutput& output : response.outputs()) {
+    if (output.has_tensor()) {
+      absl::StatusOr<std::string> path = writer.Write(output.name(), output.tensor());
+      if (!path.ok()) return path.status();
+      out << output.name() << ": "
+          << TensorSummary(output.tensor().dtype(), output.tensor().shape()) << " -> " << *path
+          << "\n";
+    } else if (output.has_handle()) {
+      const npu::v1::TensorHandle& handle = output.handle();
+      out << output.name() << ": " << TensorSummary(handle.type().dtype(), handle.type().shape())
+          << " kept on " << handle.device() << " as handle " << handle.handle() << "\n";
+    } else {
+      notices << "note: output \"" << output.name() << "\" came back empty\n";
+    }
+  }
+
+  if (args.debug) {
+    const std::string dir = (fs::path(args.output_dir) / "intermediates").string();
+    if (absl::Status status = EnsureDirectory(dir); !status.ok()) return status;
+    NpyDirectoryWriter intermediates(dir, notices);
+    int written = 0;
+    for (const npu::v1::RunOutput& value : response.intermediates()) {
+      if (!value.has_tensor()) continue;
+      absl::StatusOr<std::string> path = intermediates.Write(value.name(), value.tensor());
+      if (!path.ok()) return path.status();
+      ++written;
+    }
+    out << "debug: " << written << " intermediate values -> " << dir << "\n";
+  }
+
+  if (args.profile) {
+    if (response.has_profile()) {
+      PrintProfile(response.profile(), out);
+    } else {
+      notices << "note: the server returned no profile\n";
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunRunCommand(Client& client, const RunCommandArgs& args, std::ostream& out,
+                           std::ostream& notices) {
+  if (args.output_dir.empty()) return Usage("--output-dir is required");
+  absl::StatusOr<npu::v1::RunRequest> request = PrepareRunRequest(args, notices);
+  if (!request.ok()) return request.status();
+  // Before the run, so a long run's results are not lost to a bad directory.
+  if (absl::Status status = EnsureDirectory(args.output_dir); !status.ok()) {
+    return UsageError(status);
+  }
+  absl::StatusOr<npu::v1::RunResponse> response = client.Run(*request);
+  if (!response.ok()) return response.status();
+  return WriteRunResults(*response, args, out, notices);
+}
+
+}  // namespace npu::client::cli

@@ -1,0 +1,46 @@
+// `npu run GRAPH.json --input NAME=FILE.npy ... --output-dir DIR`.
+//
+// Split in three so tests can drive each part without a server:
+// PrepareRunRequest (local checks, usage errors), the Run call, and
+// WriteRunResults (files and the summary).
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "client/client.h"
+
+namespace npu::client::cli {
+
+struct RunCommandArgs {
+  std::string graph_path;
+  std::vector<std::string> inputs;  // "NAME=FILE.npy"
+  std::string output_dir;
+  std::string device = "npu:0";
+  bool profile = false;
+  bool debug = false;
+  std::vector<std::string> keep;  // outputs to keep on the device as handles
+};
+
+// Loads the graph and inputs and checks them against each other: unknown or
+// duplicate input names, graph inputs without a file, dtype mismatches and
+// --keep names that are no output are usage errors. Notices (cuda mapping)
+// go to `notices`.
+absl::StatusOr<npu::v1::RunRequest> PrepareRunRequest(const RunCommandArgs& args,
+                                                      std::ostream& notices);
+
+// A value name as a safe file name: '/', ':' and other odd characters become '_'.
+std::string SafeFileName(const std::string& value_name);
+
+// Writes DIR/NAME.npy per returned output (and DIR/intermediates/ in debug
+// mode), prints each output's name, dtype and shape, then the profile.
+absl::Status WriteRunResults(const npu::v1::RunResponse& response, const RunCommandArgs& args,
+                             std::ostream& out, std::ostream& notices);
+
+absl::Status RunRunCommand(Client& client, const RunCommandArgs& args, std::ostream& out,
+                           std::ostream& notices);
+
+}  // namespace npu::client::cli

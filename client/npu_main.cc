@@ -1,0 +1,125 @@
+// `npu`: the command line client. Parses argv with CLI11 and hands each
+// command to its function in cli/, which tests drive directly.
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "client/cli/cli_status.h"
+#include "client/cli/devices_command.h"
+#include "client/cli/health_command.h"
+#include "client/cli/run_command.h"
+#include "client/cli/stats_command.h"
+#include "client/client.h"
+
+namespace {
+
+using npu::client::Client;
+using npu::client::ClientOptions;
+namespace cli = npu::client::cli;
+
+struct GlobalArgs {
+  std::string target = "127.0.0.1:50051";
+  double timeout_s = 60;
+  std::string token_file;
+  std::string tls_ca;
+  bool tls = false;
+};
+
+absl::StatusOr<std::string> ReadToken(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return cli::UsageError(absl::NotFoundError(absl::StrCat("cannot read token file \"", path, "\"")));
+  }
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  std::string token(absl::StripAsciiWhitespace(contents.str()));
+  if (token.empty()) {
+    return cli::UsageError(absl::InvalidArgumentError(absl::StrCat("token file \"", path, "\" is empty")));
+  }
+  return token;
+}
+
+absl::StatusOr<std::unique_ptr<Client>> ConnectFromArgs(const GlobalArgs& args) {
+  ClientOptions options;
+  options.timeout = args.timeout_s > 0 ? absl::Seconds(args.timeout_s) : absl::InfiniteDuration();
+  options.use_tls = args.tls || !args.tls_ca.empty();
+  options.root_cert_path = args.tls_ca;
+  if (!args.token_file.empty()) {
+    absl::StatusOr<std::string> token = ReadToken(args.token_file);
+    if (!token.ok()) return token.status();
+    options.bearer_token = *std::move(token);
+  }
+  absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect(args.target, options);
+  if (!client.ok()) return cli::UsageError(client.status());
+  return client;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"npu: command line client of npuserve, simulated Da Vinci NPUs over gRPC", "npu"};
+  app.require_subcommand(1);
+  app.fallthrough();  // global options may also follow the command
+
+  GlobalArgs global;
+  app.add_option("--target", global.target, "server address HOST:PORT")->capture_default_str();
+  app.add_option("--timeout", global.timeout_s, "deadline of each call in seconds (0 = none)")
+      ->capture_default_str();
+  app.add_option("--token-file", global.token_file, "file holding a bearer token");
+  app.add_flag("--tls", global.tls, "use TLS with the system's root certificates");
+  app.add_option("--tls-ca", global.tls_ca, "PEM root certificates; implies --tls");
+
+  CLI::App* devices = app.add_subcommand("devices", "list the server's devices");
+  CLI::App* health = app.add_subcommand("health", "print SERVING or NOT_SERVING; exit 0 only when serving");
+  CLI::App* stats = app.add_subcommand("stats", "print server counters and device utilization");
+
+  cli::RunCommandArgs run_args;
+  CLI::App* run = app.add_subcommand("run", "run a graph on .npy inputs, write .npy outputs");
+  run->add_option("graph", run_args.graph_path, "graph as npu.v1.Graph JSON")
+      ->type_name("GRAPH.json")
+      ->required();
+  run->add_option("--input,-i", run_args.inputs, "NAME=FILE.npy, once per graph input")
+      ->allow_extra_args(false);
+  run->add_option("--output-dir,-o", run_args.output_dir, "directory for NAME.npy outputs")
+      ->required();
+  run->add_option("--device", run_args.device, "npu:N (cuda:N is accepted)")->capture_default_str();
+  run->add_flag("--profile", run_args.profile, "print the modeled per-node profile");
+  run->add_flag("--debug", run_args.debug, "also write every intermediate to DIR/intermediates/");
+  run->add_option("--keep", run_args.keep, "output to keep on the device as a handle")
+      ->allow_extra_args(false);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "npu: error: INVALID_ARGUMENT: " << e.what() << "\n"
+              << "run 'npu --help' for usage\n";
+    return cli::kExitUsageError;
+  }
+
+  absl::StatusOr<std::unique_ptr<Client>> client = ConnectFromArgs(global);
+  if (!client.ok()) return cli::ReportError(client.status(), std::cerr);
+
+  absl::Status status;
+  if (*devices) {
+    status = cli::RunDevicesCommand(**client, std::cout);
+  } else if (*stats) {
+    status = cli::RunStatsCommand(**client, std::cout);
+  } else if (*health) {
+    absl::StatusOr<bool> serving = cli::RunHealthCommand(**client, std::cout);
+    if (!serving.ok()) return cli::ReportError(serving.status(), std::cerr);
+    return *serving ? cli::kExitOk : cli::kExitServerError;
+  } else if (*run) {
+    status = cli::RunRunCommand(**client, run_args, std::cout, std::cerr);
+  }
+  return cli::ReportError(status, std::cerr);
+}
