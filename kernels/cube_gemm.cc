@@ -117,10 +117,11 @@ void RunTile(const TileJob& job, int64_t batch, int64_t m0, int64_t mt, int64_t 
     s.a_base = a.base;
     s.a_m0 = m0;
   }
+  // B is packed one k block at a time, just before use, so the block (kKc x nt
+  // halves, 64 KiB for nt = 128) is still in L2 when the Cube reads it.
   const int64_t panels = CeilDiv(nt, 16);
-  const int64_t panel_stride = k * 16;
+  const int64_t panel_stride = std::min(kKc, k) * 16;
   half_bits* bpack = s.b.Get(panels * panel_stride);
-  PackCubeB(b, n0, nt, k, bpack);
 
   // L0C: fp32 accumulators, padded to whole fractal columns.
   const int64_t ldc = panels * 16;
@@ -128,9 +129,10 @@ void RunTile(const TileJob& job, int64_t batch, int64_t m0, int64_t mt, int64_t 
   if (k == 0) std::memset(l0c, 0, mt * ldc * sizeof(float));
   for (int64_t k0 = 0; k0 < k; k0 += kKc) {
     const int64_t kc = std::min(kKc, k - k0);
+    PackCubeB(b, n0, nt, k0, kc, panel_stride, bpack);
     for (int64_t p0 = 0; p0 < panels; p0 += ks.np) {
       const int64_t np = std::min<int64_t>(ks.np, panels - p0);
-      const half_bits* bp = bpack + p0 * panel_stride + k0 * 16;
+      const half_bits* bp = bpack + p0 * panel_stride;
       for (int64_t i0 = 0; i0 < mt; i0 += ks.mr) {
         const int64_t rows = std::min<int64_t>(ks.mr, mt - i0);
         ks.fn[rows - 1][np - 1](kc, apack + i0 * k + k0 * rows, bp, panel_stride, l0c + i0 * ldc + p0 * 16, ldc,

@@ -64,17 +64,30 @@ void PackCubeA(const OperandView& a, int64_t m0, int64_t mt, int64_t k, int mr, 
   }
 }
 
-void PackCubeB(const OperandView& b, int64_t n0, int64_t nt, int64_t k, half_bits* out) {
+void PackCubeB(const OperandView& b, int64_t n0, int64_t nt, int64_t k0, int64_t kc, int64_t panel_stride,
+               half_bits* out) {
   const int64_t panels = (nt + 15) / 16;
-  const int64_t panel_stride = k * 16;
-  if (nt % 16 != 0) std::memset(out + (panels - 1) * panel_stride, 0, panel_stride * sizeof(half_bits));
+  const int64_t full = nt / 16;
+  if (full < panels) std::memset(out + full * panel_stride, 0, kc * 16 * sizeof(half_bits));
+  if (!b.trans && b.type == ElemType::kFloat16) {
+    // The common case is a plain copy: 32 bytes per fractal row, fixed size so the
+    // compiler inlines it (a libc call per 32 bytes cost a third of the GEMM).
+    const half_bits* src = static_cast<const half_bits*>(b.base) + k0 * b.ld + n0;
+    for (int64_t kk = 0; kk < kc; ++kk) {
+      const half_bits* row = src + kk * b.ld;
+      half_bits* dst = out + kk * 16;
+      for (int64_t p = 0; p < full; ++p) std::memcpy(dst + p * panel_stride, row + p * 16, 16 * sizeof(half_bits));
+      if (full < panels) std::memcpy(dst + full * panel_stride, row + full * 16, (nt - full * 16) * sizeof(half_bits));
+    }
+    return;
+  }
   half_bits tmp[kChunk];
   if (!b.trans) {
     // Rows of B (fixed k) are contiguous along n: one run feeds 16 halves per panel.
-    for (int64_t kk = 0; kk < k; ++kk) {
+    for (int64_t kk = 0; kk < kc; ++kk) {
       for (int64_t j0 = 0; j0 < nt; j0 += kChunk) {
         const int64_t n = std::min(kChunk, nt - j0);
-        RunToHalves(b.base, b.type, kk * b.ld + n0 + j0, n, tmp);
+        RunToHalves(b.base, b.type, (k0 + kk) * b.ld + n0 + j0, n, tmp);
         for (int64_t j = 0; j < n; j += 16) {
           const int64_t col = j0 + j;
           std::memcpy(out + col / 16 * panel_stride + kk * 16, tmp + j,
@@ -87,11 +100,11 @@ void PackCubeB(const OperandView& b, int64_t n0, int64_t nt, int64_t k, half_bit
   // Transposed B: a column of op(B) is contiguous along k.
   for (int64_t j = 0; j < nt; ++j) {
     half_bits* panel = out + j / 16 * panel_stride + j % 16;
-    const int64_t col_idx = (n0 + j) * b.ld;
-    for (int64_t k0 = 0; k0 < k; k0 += kChunk) {
-      const int64_t n = std::min(kChunk, k - k0);
-      RunToHalves(b.base, b.type, col_idx + k0, n, tmp);
-      for (int64_t i = 0; i < n; ++i) panel[(k0 + i) * 16] = tmp[i];
+    const int64_t col_idx = (n0 + j) * b.ld + k0;
+    for (int64_t i0 = 0; i0 < kc; i0 += kChunk) {
+      const int64_t n = std::min(kChunk, kc - i0);
+      RunToHalves(b.base, b.type, col_idx + i0, n, tmp);
+      for (int64_t i = 0; i < n; ++i) panel[(i0 + i) * 16] = tmp[i];
     }
   }
 }

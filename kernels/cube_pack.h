@@ -2,7 +2,7 @@
 // inputs to fp16 on the way (as an NPU does).
 //
 // B goes into 16-column fractal panels of fp16: panel p holds columns
-// [16p, 16p + 16) of the tile for all K, k-major (16 halves per k), i.e. a column
+// [16p, 16p + 16) of the tile for a range of k, k-major (16 halves per k), i.e. a column
 // of 16x16 fractals; columns past the tile edge are zero.
 // A goes into slivers of `mr` rows (the last one may be shorter), each k-major
 // (a[k * rows + r]). A holds fp32 copies of the fp16 values because the Cube
@@ -29,8 +29,9 @@ struct OperandView {
 // sliver s starts at out + s * mr * k. out holds mt * k floats.
 void PackCubeA(const OperandView& a, int64_t m0, int64_t mt, int64_t k, int mr, float* out);
 
-// Columns [n0, n0 + nt) of op(B), all k rows, into ceil(nt / 16) panels of
-// k * 16 halves each, panel p at out + p * k * 16.
-void PackCubeB(const OperandView& b, int64_t n0, int64_t nt, int64_t k, half_bits* out);
+// Columns [n0, n0 + nt) of op(B), rows [k0, k0 + kc), into ceil(nt / 16) panels
+// of kc * 16 halves each, panel p at out + p * panel_stride.
+void PackCubeB(const OperandView& b, int64_t n0, int64_t nt, int64_t k0, int64_t kc, int64_t panel_stride,
+               half_bits* out);
 
 }  // namespace npu::kernels

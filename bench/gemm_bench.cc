@@ -1,0 +1,277 @@
+// npu-bench gemm: the Cube GEMM (fp16 in, fp32 accumulate and out) side by side
+// with the anchors measured in the same process, same shapes, same thread count:
+// oneDNN f32 matmul (plain layouts, and with weights pre-packed once outside the
+// timing), OpenBLAS cblas_sgemm, and the machine's fp32 FMA peak.
+//
+//   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE npu-bench gemm
+//       [--shapes 256x256x256,512x3072x768] [--threads 1,2] [--reps 7]
+//
+// One JSON line per (shape, threads); an anchor that was not built prints null.
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench/bench_registry.h"
+#include "kernels/cpu_features.h"
+#include "kernels/cube_gemm.h"
+#include "kernels/fp16.h"
+
+#ifdef NPU_BENCH_HAVE_DNNL
+#include <dnnl.hpp>
+#endif
+#ifdef NPU_BENCH_HAVE_OPENBLAS
+#include <cblas.h>
+#endif
+
+namespace npu::bench {
+namespace {
+
+using kernels::half_bits;
+
+struct Shape {
+  int64_t m, n, k;
+};
+
+double NowSeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Median seconds of `reps` timed calls after two untimed warm-up calls (which also
+// let the previous library's spinning threads go quiet).
+double MedianSeconds(int reps, const std::function<void()>& fn) {
+  fn();
+  fn();
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    const double t0 = NowSeconds();
+    fn();
+    t.push_back(NowSeconds() - t0);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// fp32 FMA peak: independent chains (more than pipes x latency) on the widest
+// vectors this CPU has, one team of `threads`.
+__attribute__((target("avx512f"))) double FmaPeakAvx512(int64_t iters) {
+  __m512 acc[24];
+  for (int i = 0; i < 24; ++i) acc[i] = _mm512_set1_ps(static_cast<float>(i));
+  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+  for (int64_t it = 0; it < iters; ++it) {
+#pragma GCC unroll 24
+    for (int i = 0; i < 24; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
+  }
+  float out[16], sink = 0;
+  for (int i = 0; i < 24; ++i) {
+    _mm512_storeu_ps(out, acc[i]);
+    sink += out[0];
+  }
+  __asm__ volatile("" : : "x"(sink));
+  return static_cast<double>(iters) * 24 * 16 * 2;
+}
+
+__attribute__((target("avx2,fma"))) double FmaPeakAvx2(int64_t iters) {
+  __m256 acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = _mm256_set1_ps(static_cast<float>(i));
+  const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
+  for (int64_t it = 0; it < iters; ++it) {
+#pragma GCC unroll 12
+    for (int i = 0; i < 12; ++i) acc[i] = _mm256_fmadd_ps(acc[i], a, b);
+  }
+  float out[8], sink = 0;
+  for (int i = 0; i < 12; ++i) {
+    _mm256_storeu_ps(out, acc[i]);
+    sink += out[0];
+  }
+  __asm__ volatile("" : : "x"(sink));
+  return static_cast<double>(iters) * 12 * 8 * 2;
+}
+
+double FmaPeakGflops(int threads, int reps) {
+  const bool wide = kernels::HostCpuFeatures().avx512f;
+  const int64_t iters = 20'000'000;
+  double flops = 0;
+  const double sec = MedianSeconds(reps, [&] {
+    double total = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : total)
+    total += wide ? FmaPeakAvx512(iters) : FmaPeakAvx2(iters);
+    flops = total;
+  });
+  return flops / sec * 1e-9;
+}
+
+struct Inputs {
+  std::vector<float> a32, b32;
+  std::vector<half_bits> a16, b16;
+};
+
+// Values already representable in fp16, so every GEMM sees the same numbers.
+Inputs MakeInputs(const Shape& s) {
+  Inputs in;
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  in.a16.resize(s.m * s.k);
+  in.b16.resize(s.k * s.n);
+  for (auto& v : in.a16) v = kernels::FloatToHalf(dist(rng));
+  for (auto& v : in.b16) v = kernels::FloatToHalf(dist(rng));
+  in.a32.resize(in.a16.size());
+  in.b32.resize(in.b16.size());
+  kernels::HalfToFloatN(in.a16.data(), in.a32.data(), in.a16.size());
+  kernels::HalfToFloatN(in.b16.data(), in.b32.data(), in.b16.size());
+  return in;
+}
+
+double NpuGflops(const Shape& s, const Inputs& in, int reps) {
+  std::vector<float> c(s.m * s.n);
+  kernels::GemmProblem p;
+  p.m = s.m;
+  p.n = s.n;
+  p.k = s.k;
+  p.a = in.a16.data();
+  p.lda = s.k;
+  p.b = in.b16.data();
+  p.ldb = s.n;
+  p.c = c.data();
+  p.ldc = s.n;
+  const kernels::CubeTileShape tile;
+  const double sec = MedianSeconds(reps, [&] { kernels::CubeGemm(p, tile, nullptr); });
+  return 2.0 * s.m * s.n * s.k / sec * 1e-9;
+}
+
+#ifdef NPU_BENCH_HAVE_DNNL
+// Plain: oneDNN packs inside every call, as we do. Packed: weights reordered into
+// oneDNN's preferred layout once, outside the timing.
+double OnednnGflops(const Shape& s, const Inputs& in, int reps, bool packed_weights) {
+  using dnnl::memory;
+  dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  dnnl::stream strm(eng);
+  const memory::desc a_md({s.m, s.k}, memory::data_type::f32, memory::format_tag::ab);
+  const memory::desc b_plain({s.k, s.n}, memory::data_type::f32, memory::format_tag::ab);
+  const memory::desc b_md = packed_weights ? memory::desc({s.k, s.n}, memory::data_type::f32, memory::format_tag::any)
+                                           : b_plain;
+  const memory::desc c_md({s.m, s.n}, memory::data_type::f32, memory::format_tag::ab);
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), eng);
+  const dnnl::matmul mm(pd);
+  std::vector<float> c(s.m * s.n);
+  memory a_mem(a_md, eng, const_cast<float*>(in.a32.data()));
+  memory b_user(b_plain, eng, const_cast<float*>(in.b32.data()));
+  memory c_mem(c_md, eng, c.data());
+  memory b_mem = b_user;
+  if (packed_weights && pd.weights_desc() != b_plain) {
+    b_mem = memory(pd.weights_desc(), eng);
+    dnnl::reorder(b_user, b_mem).execute(strm, b_user, b_mem);
+    strm.wait();
+  }
+  const double sec = MedianSeconds(reps, [&] {
+    mm.execute(strm, {{DNNL_ARG_SRC, a_mem}, {DNNL_ARG_WEIGHTS, b_mem}, {DNNL_ARG_DST, c_mem}});
+    strm.wait();
+  });
+  return 2.0 * s.m * s.n * s.k / sec * 1e-9;
+}
+#endif
+
+#ifdef NPU_BENCH_HAVE_OPENBLAS
+double OpenblasGflops(const Shape& s, const Inputs& in, int reps, int threads) {
+  openblas_set_num_threads(threads);
+  std::vector<float> c(s.m * s.n);
+  const double sec = MedianSeconds(reps, [&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.m, s.n, s.k, 1.0f, in.a32.data(), s.k,
+                in.b32.data(), s.n, 0.0f, c.data(), s.n);
+  });
+  return 2.0 * s.m * s.n * s.k / sec * 1e-9;
+}
+#endif
+
+std::vector<std::string> Split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, sep);) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+std::string Num(double v) {
+  if (v < 0) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+std::string Ratio(double a, double b) {
+  if (a < 0 || b <= 0) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", a / b);
+  return buf;
+}
+
+int RunGemmBench(int argc, char** argv) {
+  std::vector<Shape> shapes = {{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048},
+                               {512, 3072, 768}};
+  std::vector<int> thread_counts = {1, 2};
+  int reps = 7;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (arg == "--shapes" && has_value) {
+      shapes.clear();
+      for (const std::string& item : Split(argv[++i], ',')) {
+        Shape s{};
+        if (std::sscanf(item.c_str(), "%ldx%ldx%ld", &s.m, &s.n, &s.k) != 3 || s.m <= 0 || s.n <= 0 || s.k <= 0) {
+          std::fprintf(stderr, "gemm: bad shape '%s' (want MxNxK)\n", item.c_str());
+          return 2;
+        }
+        shapes.push_back(s);
+      }
+    } else if (arg == "--threads" && has_value) {
+      thread_counts.clear();
+      for (const std::string& item : Split(argv[++i], ',')) thread_counts.push_back(std::max(1, std::stoi(item)));
+    } else if (arg == "--reps" && has_value) {
+      reps = std::max(1, std::stoi(argv[++i]));
+    } else {
+      std::fprintf(stderr, "usage: npu-bench gemm [--shapes MxNxK,...] [--threads 1,2] [--reps N]\n");
+      return arg == "--help" ? 0 : 2;
+    }
+  }
+  for (int threads : thread_counts) {
+    omp_set_num_threads(threads);
+    const double peak = FmaPeakGflops(threads, reps);
+    for (const Shape& s : shapes) {
+      const Inputs in = MakeInputs(s);
+      const double npu = NpuGflops(s, in, reps);
+      double onednn = -1, onednn_packed = -1, openblas = -1;
+#ifdef NPU_BENCH_HAVE_DNNL
+      onednn = OnednnGflops(s, in, reps, false);
+      onednn_packed = OnednnGflops(s, in, reps, true);
+#endif
+#ifdef NPU_BENCH_HAVE_OPENBLAS
+      openblas = OpenblasGflops(s, in, reps, threads);
+#endif
+      std::printf(
+          "{\"bench\":\"gemm\",\"shape\":\"%ldx%ldx%ld\",\"threads\":%d,\"npu_gflops\":%s,\"onednn_gflops\":%s,"
+          "\"onednn_packed_gflops\":%s,\"openblas_gflops\":%s,\"peak_gflops\":%s,\"ratio_onednn\":%s,"
+          "\"ratio_openblas\":%s,\"frac_peak\":%s}\n",
+          s.m, s.n, s.k, threads, Num(npu).c_str(), Num(onednn).c_str(), Num(onednn_packed).c_str(),
+          Num(openblas).c_str(), Num(peak).c_str(), Ratio(npu, onednn).c_str(), Ratio(npu, openblas).c_str(),
+          Ratio(npu, peak).c_str());
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+NPU_BENCH("gemm", RunGemmBench);
+
+}  // namespace npu::bench
