@@ -1,0 +1,57 @@
+// The simulated cores of one chip and their timeline: a list scheduler places
+// each tile of an op on the earliest-free core that can run its task type.
+// Runs execute one at a time on a device, so the pool needs no lock; cycles are
+// deterministic for a given sequence of ops.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "server/device/device_preset.h"
+#include "server/device/tile_work.h"
+#include "server/device/unit_cycles.h"
+
+namespace npu::device {
+
+struct TilePlacement {
+  int core = 0;
+  uint64_t start = 0, end = 0;  // cycles on the device timeline
+  UnitCycles busy;
+};
+
+struct ScheduledOp {
+  uint64_t start = 0, end = 0;  // first tile start, last tile end (== ready when no tiles)
+  int block_dim = 0;
+  UnitCycles busy;              // summed over tiles
+  std::vector<TilePlacement> tiles;
+};
+
+struct CoreInfo {
+  std::string kind;  // "ai_core" (coupled), "aic" or "aiv" (separated)
+  uint64_t free_at = 0;
+  UnitCycles busy;   // lifetime totals
+};
+
+class CorePool {
+ public:
+  explicit CorePool(const DevicePreset& preset);
+
+  // Places every tile of `work` no earlier than `ready`. AI_CPU work and ops
+  // without tiles take no core time.
+  ScheduledOp Schedule(const OpWork& work, uint64_t ready);
+
+  const std::vector<CoreInfo>& cores() const { return cores_; }
+  // The last cycle any core is busy until.
+  uint64_t horizon() const;
+
+ private:
+  // Indices of the cores that run a task type.
+  const std::vector<int>& CoresFor(TaskType t) const;
+
+  DevicePreset preset_;
+  std::vector<CoreInfo> cores_;
+  std::vector<int> cube_cores_, vector_cores_;
+};
+
+}  // namespace npu::device

@@ -1,0 +1,43 @@
+#include "server/device/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace npu::device {
+namespace {
+
+uint64_t CyclesFor(uint64_t bytes, double bytes_per_cycle) {
+  if (bytes == 0) return 0;
+  return static_cast<uint64_t>(std::ceil(static_cast<double>(bytes) / bytes_per_cycle));
+}
+
+}  // namespace
+
+TileCost CostTile(const TileWork& w, const DevicePreset& preset, int active_cores) {
+  TileCost c;
+  // GM traffic: each core's MTE2/MTE3 is limited by its own engine and by its
+  // share of the chip's HBM bandwidth.
+  const double hbm_per_core_per_cycle =
+      preset.hbm_bytes_per_s / preset.clock_hz / std::max(1, active_cores);
+  const double mte2_bw = std::min(preset.mte2_bytes_per_cycle, hbm_per_core_per_cycle);
+  const double mte3_bw = std::min(preset.mte3_bytes_per_cycle, hbm_per_core_per_cycle);
+
+  c.busy.cube = w.cube_fractals;  // one 16x16x16 fractal per cycle
+  c.busy.vector = w.vector_repeats + w.vector_instructions * kVectorIssueCycles;
+  c.busy.scalar = kScalarCyclesPerTile + w.scalar_instructions;
+  c.busy.mte1 = CyclesFor(w.mte1_bytes, preset.mte1_bytes_per_cycle);
+  c.busy.mte2 = CyclesFor(w.mte2_bytes, mte2_bw);
+  c.busy.mte3 = CyclesFor(w.mte3_bytes, mte3_bw);
+  c.busy.fixpipe = CyclesFor(w.fixpipe_bytes, preset.fixpipe_bytes_per_cycle);
+
+  // Double buffering overlaps the units; the tile lasts as long as its slowest
+  // unit plus the pipeline fill (first load) and drain (last store), each one
+  // step's share of the load/store work.
+  const uint64_t steps = std::max<uint64_t>(1, w.pipeline_steps);
+  const uint64_t fill = c.busy.mte2 / steps;
+  const uint64_t drain = (c.busy.fixpipe + c.busy.mte3) / steps;
+  c.duration = c.busy.Max() + fill + drain;
+  return c;
+}
+
+}  // namespace npu::device

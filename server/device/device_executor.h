@@ -1,0 +1,43 @@
+// One worker thread per device runs jobs in arrival order. The compute inside a
+// job uses the OpenMP team of that thread, so concurrent requests queue here
+// instead of each starting its own parallel region (2 host cores would be
+// oversubscribed). The queue is bounded: admission control.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "absl/status/status.h"
+
+namespace npu::device {
+
+class DeviceExecutor {
+ public:
+  // `omp_threads` <= 0 keeps the OpenMP default.
+  DeviceExecutor(size_t max_queue, int omp_threads);
+  ~DeviceExecutor();  // finishes queued jobs, then joins
+  DeviceExecutor(const DeviceExecutor&) = delete;
+  DeviceExecutor& operator=(const DeviceExecutor&) = delete;
+
+  // Runs `job` on the worker thread and waits for it. RESOURCE_EXHAUSTED,
+  // without running it, when `max_queue` jobs are already waiting.
+  absl::Status RunSync(std::function<void()> job);
+
+  size_t queue_depth() const;
+
+ private:
+  void WorkerLoop(int omp_threads);
+
+  const size_t max_queue_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;
+  bool stopping_ = false;
+  std::thread worker_;
+};
+
+}  // namespace npu::device

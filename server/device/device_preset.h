@@ -1,0 +1,43 @@
+// Simulated chip presets: the numbers the cost model and the tiler read.
+// Every number carries its source (see ANCHORS.md); [D] marks a derived value.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace npu::device {
+
+struct DevicePreset {
+  std::string name;
+  // Cores that run Cube work (AIC on separated chips, the whole AI core on coupled ones).
+  int cube_cores = 0;
+  // Separate vector cores (AIV) on separated chips (910B); 0 when Cube and Vector share a core.
+  int vector_cores = 0;
+  double clock_hz = 0;
+  // Per-core on-chip buffers, bytes.
+  uint64_t l1_bytes = 0, l0a_bytes = 0, l0b_bytes = 0, l0c_bytes = 0, ub_bytes = 0;
+  // Chip memory.
+  uint64_t hbm_bytes = 0;
+  double hbm_bytes_per_s = 0;
+  // Per-core engine bandwidths, bytes per cycle.
+  double mte1_bytes_per_cycle = 0, mte2_bytes_per_cycle = 0, mte3_bytes_per_cycle = 0,
+         fixpipe_bytes_per_cycle = 0;
+  // Overflow behaviour of fp16 results: saturate to +-65504 (Ascend 910) or IEEE inf/NaN (910B).
+  bool fp16_saturation = false;
+
+  bool separated() const { return vector_cores > 0; }
+  // Cores that run Vector work.
+  int vector_unit_cores() const { return separated() ? vector_cores : cube_cores; }
+  // 16x16x16 fp16 MACs per cycle per core, times 2 flops.
+  double peak_fp16_flops() const { return cube_cores * 4096.0 * 2.0 * clock_hz; }
+};
+
+// Known presets: "ascend310", "ascend910", "ascend910b".
+absl::StatusOr<DevicePreset> PresetByName(absl::string_view name);
+std::vector<std::string> PresetNames();
+
+}  // namespace npu::device

@@ -1,0 +1,27 @@
+#include "server/device/tile_work.h"
+
+namespace npu::device {
+
+TileWork& TileWork::operator+=(const TileWork& o) {
+  cube_fractals += o.cube_fractals;
+  vector_repeats += o.vector_repeats;
+  vector_instructions += o.vector_instructions;
+  scalar_instructions += o.scalar_instructions;
+  mte1_bytes += o.mte1_bytes;
+  mte2_bytes += o.mte2_bytes;
+  mte3_bytes += o.mte3_bytes;
+  fixpipe_bytes += o.fixpipe_bytes;
+  pipeline_steps += o.pipeline_steps;
+  return *this;
+}
+
+const char* TaskTypeName(TaskType t) {
+  switch (t) {
+    case TaskType::kAiCore: return "AI_CORE";
+    case TaskType::kAiVectorCore: return "AI_VECTOR_CORE";
+    case TaskType::kAiCpu: return "AI_CPU";
+  }
+  return "UNKNOWN";
+}
+
+}  // namespace npu::device

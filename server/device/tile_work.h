@@ -1,0 +1,34 @@
+// What a kernel really did for one tile of one op, counted while it ran.
+// The cost model turns these counts into unit cycles (cost_model.h).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace npu::device {
+
+struct TileWork {
+  uint64_t cube_fractals = 0;        // 16x16x16 fp16 MAC steps issued to the Cube
+  uint64_t vector_repeats = 0;       // 256-byte Vector repeats (transcendental passes included)
+  uint64_t vector_instructions = 0;  // Vector instructions issued (each up to 255 repeats)
+  uint64_t scalar_instructions = 0;  // loop/address work on the Scalar unit
+  uint64_t mte1_bytes = 0;           // L1 -> L0A/L0B
+  uint64_t mte2_bytes = 0;           // GM -> L1/UB
+  uint64_t mte3_bytes = 0;           // UB -> GM
+  uint64_t fixpipe_bytes = 0;        // L0C -> GM
+  uint64_t pipeline_steps = 1;       // double-buffered iterations inside the tile (>= 1)
+
+  TileWork& operator+=(const TileWork& o);
+};
+
+// Where a task runs, named as CANN msprof's "Task Type".
+enum class TaskType { kAiCore, kAiVectorCore, kAiCpu };
+const char* TaskTypeName(TaskType t);
+
+// All tiles of one op: the unit of scheduling. block_dim = tiles.size().
+struct OpWork {
+  TaskType task_type = TaskType::kAiVectorCore;
+  std::vector<TileWork> tiles;
+};
+
+}  // namespace npu::device

@@ -1,0 +1,35 @@
+// Moving elements between a tensor's storage type and a Vector compute type
+// (float for FLOAT16/FLOAT32, int32 for integer tensors): the loads and stores
+// around one UB chunk.
+#pragma once
+
+#include <cstdint>
+
+#include "server/graph/broadcast.h"
+#include "server/graph/host_tensor.h"
+
+namespace npu::graph {
+
+// dst[i] = element (offset + i*stride) of `t`, converted, for i < n.
+void LoadAsFloat(const HostTensor& t, int64_t offset, int64_t stride, int64_t n, float* dst);
+void LoadAsInt32(const HostTensor& t, int64_t offset, int64_t stride, int64_t n, int32_t* dst);
+
+// Gathers output elements [start, start + n) of a broadcast input.
+template <typename T>
+void GatherBroadcast(const HostTensor& t, const BroadcastMap& map, int64_t start, int64_t n, T* dst) {
+  map.ForEachRun(start, n, [&](int64_t out_start, int64_t in_offset, int64_t len, int64_t stride) {
+    T* d = dst + (out_start - start);
+    if constexpr (std::is_same_v<T, float>) {
+      LoadAsFloat(t, in_offset, stride, len, d);
+    } else {
+      LoadAsInt32(t, in_offset, stride, len, d);
+    }
+  });
+}
+
+// Writes src[0, n) into elements [start, start + n) of `t`, converting; fp16
+// results round to nearest even and, when `saturate`, clamp to +-65504.
+void StoreFromFloat(const HostTensor& t, int64_t start, int64_t n, const float* src, bool saturate);
+void StoreFromInt32(const HostTensor& t, int64_t start, int64_t n, const int32_t* src);
+
+}  // namespace npu::graph

@@ -1,0 +1,128 @@
+#include "server/graph/executor.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "server/device/cost_model.h"
+#include "server/graph/node_error.h"
+
+namespace npu::graph {
+namespace {
+
+void ToProto(const device::UnitCycles& u, v1::UnitCycles* p) {
+  p->set_cube(u.cube);
+  p->set_vector(u.vector);
+  p->set_scalar(u.scalar);
+  p->set_mte1(u.mte1);
+  p->set_mte2(u.mte2);
+  p->set_mte3(u.mte3);
+  p->set_fixpipe(u.fixpipe);
+}
+
+void RecordNode(const PlanNode& pn, const device::OpWork& work, const device::ScheduledOp& op, double host_us,
+                v1::Profile& profile, std::vector<device::UnitCycles>& per_core) {
+  v1::NodeProfile* np = profile.add_nodes();
+  np->set_name(pn.node->name());
+  np->set_op_type(pn.node->op_type());
+  np->set_task_type(device::TaskTypeName(work.task_type));
+  np->set_block_dim(op.block_dim);
+  np->set_start_cycle(op.start);
+  np->set_end_cycle(op.end);
+  ToProto(op.busy, np->mutable_busy());
+  device::TileWork total;
+  for (const auto& t : work.tiles) total += t;
+  np->mutable_bytes()->set_mte1(total.mte1_bytes);
+  np->mutable_bytes()->set_mte2(total.mte2_bytes);
+  np->mutable_bytes()->set_mte3(total.mte3_bytes);
+  np->mutable_bytes()->set_fixpipe(total.fixpipe_bytes);
+  np->set_host_time_us(host_us);
+  for (const auto& t : op.tiles) {
+    v1::TileSlice* s = np->add_tiles();
+    s->set_core(t.core);
+    s->set_start_cycle(t.start);
+    s->set_end_cycle(t.end);
+    ToProto(t.busy, s->mutable_busy());
+    per_core[t.core] += t.busy;
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<ExecResult> ExecutePlan(const Plan& plan, std::vector<HostTensor> inputs, const ExecOptions& options,
+                                       device::DeviceSession& session) {
+  using Clock = std::chrono::steady_clock;
+  const auto run_start = Clock::now();
+  std::vector<HostTensor> values(plan.values.size());
+  std::vector<uint64_t> ready_at(plan.values.size(), session.arrival_cycle);
+  for (size_t i = 0; i < plan.values.size(); ++i) {
+    if (plan.values[i].is_constant) values[i] = plan.values[i].constant;
+  }
+  for (size_t i = 0; i < plan.inputs.size(); ++i) values[plan.inputs[i]] = std::move(inputs[i]);
+  std::vector<bool> is_output(plan.values.size(), false);
+  for (int v : plan.outputs) is_output[v] = true;
+
+  ExecResult result;
+  std::vector<device::UnitCycles> per_core(session.pool.cores().size());
+  uint64_t first_start = UINT64_MAX, last_end = session.arrival_cycle;
+
+  for (int k = 0; k < static_cast<int>(plan.nodes.size()); ++k) {
+    const PlanNode& pn = plan.nodes[k];
+    RunContext ctx{*pn.node, NodeAttributes(*pn.node), {}, {}, session.preset, {}};
+    ctx.work.task_type = pn.op->task_type;
+    uint64_t ready = session.arrival_cycle;
+    for (int v : pn.inputs) {
+      ctx.inputs.push_back(v < 0 ? nullptr : &values[v]);
+      if (v >= 0) ready = std::max(ready, ready_at[v]);
+    }
+    for (int v : pn.outputs) ctx.outputs.push_back(HostTensor::Allocate(plan.values[v].type));
+
+    const auto t0 = Clock::now();
+    if (auto s = pn.op->run(ctx); !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat(NodeLabel(*pn.node), ": ", s.message()));
+    }
+    const double host_us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+
+    const device::ScheduledOp op = session.pool.Schedule(ctx.work, ready);
+    if (!op.tiles.empty()) first_start = std::min(first_start, op.start);
+    last_end = std::max(last_end, op.end);
+    if (options.profile) RecordNode(pn, ctx.work, op, host_us, result.profile, per_core);
+
+    for (size_t j = 0; j < pn.outputs.size(); ++j) {
+      const int v = pn.outputs[j];
+      values[v] = std::move(ctx.outputs[j]);
+      ready_at[v] = op.end;
+      if (options.debug) result.intermediates.emplace_back(plan.values[v].name, values[v]);
+    }
+    // Free what no later node reads (debug mode keeps references in intermediates).
+    for (int v : pn.inputs) {
+      if (v >= 0 && plan.values[v].last_use == k && !is_output[v] && !plan.values[v].is_constant) {
+        values[v] = HostTensor();
+      }
+    }
+  }
+
+  for (int v : plan.outputs) result.outputs.push_back(values[v]);
+
+  if (options.profile) {
+    v1::Profile& p = result.profile;
+    p.set_model_version(device::kCostModelVersion);
+    p.set_device(options.device_id);
+    p.set_preset(session.preset.name);
+    p.set_clock_mhz(session.preset.clock_hz / 1e6);
+    p.set_start_cycle(session.arrival_cycle);
+    p.set_end_cycle(last_end);
+    p.set_total_cycles(last_end - session.arrival_cycle);
+    p.set_device_time_us(static_cast<double>(p.total_cycles()) / (session.preset.clock_hz / 1e6));
+    p.set_queue_cycles(first_start == UINT64_MAX ? 0 : first_start - session.arrival_cycle);
+    p.set_host_time_us(std::chrono::duration<double, std::micro>(Clock::now() - run_start).count());
+    for (size_t c = 0; c < per_core.size(); ++c) {
+      v1::CoreProfile* cp = p.add_cores();
+      cp->set_core(static_cast<int>(c));
+      cp->set_kind(session.pool.cores()[c].kind);
+      ToProto(per_core[c], cp->mutable_busy());
+    }
+  }
+  return result;
+}
+
+}  // namespace npu::graph

@@ -1,0 +1,83 @@
+// Cast (ONNX): converts between FLOAT16, FLOAT32, INT32, INT8 and BOOL on the
+// Vector unit. Float -> int truncates toward zero and saturates; -> BOOL is
+// "!= 0"; -> FLOAT16 rounds to nearest even (saturating on Ascend 910).
+#include <vector>
+
+#include "server/graph/element_access.h"
+#include "server/graph/node_error.h"
+#include "server/graph/ops/builtin_ops.h"
+#include "server/graph/vector_tiling.h"
+
+namespace npu::graph::ops {
+namespace {
+
+absl::StatusOr<std::vector<TensorType>> InferCast(InferContext& c) {
+  if (auto s = c.attrs.CheckKnown({"to", "saturate"}); !s.ok()) return s;
+  auto to = c.attrs.Int("to");
+  if (!to.ok()) return to.status();
+  // ONNX TensorProto codes: FLOAT=1, INT8=3, INT32=6, INT64=7, BOOL=9, FLOAT16=10.
+  DataType dtype;
+  switch (*to) {
+    case 1: dtype = v1::FLOAT32; break;
+    case 3: dtype = v1::INT8; break;
+    case 6: dtype = v1::INT32; break;
+    case 7: dtype = v1::INT64; break;
+    case 9: dtype = v1::BOOL; break;
+    case 10: dtype = v1::FLOAT16; break;
+    default:
+      return NodeError(c.node, "attribute \"to\" = ", *to,
+                       " is not a supported ONNX type (1 FLOAT, 3 INT8, 6 INT32, 7 INT64, 9 BOOL, 10 FLOAT16)");
+  }
+  return std::vector<TensorType>{{dtype, c.inputs[0]->shape}};
+}
+
+absl::Status RunCast(RunContext& ctx) {
+  const HostTensor& x = *ctx.inputs[0];
+  const HostTensor& out = ctx.outputs[0];
+  const int64_t n = out.type().elements();
+  const bool to_int = !IsFloat(out.type().dtype);
+  const bool from_int = !IsFloat(x.type().dtype);
+  const VectorTiling tiling = PlanVectorTiles(n, 8, ctx.preset);
+  ctx.work.tiles.assign(static_cast<size_t>(tiling.tiles), device::TileWork{});
+  const int64_t in_bytes = static_cast<int64_t>(ElementSize(x.type().dtype));
+  const int64_t out_bytes = static_cast<int64_t>(ElementSize(out.type().dtype));
+  const bool saturate = ctx.preset.fp16_saturation;
+#pragma omp parallel for schedule(static)
+  for (int64_t t = 0; t < tiling.tiles; ++t) {
+    const int64_t begin = tiling.TileBegin(t);
+    const int64_t end = std::min(n, begin + tiling.per_tile);
+    device::TileWork& work = ctx.work.tiles[static_cast<size_t>(t)];
+    work.pipeline_steps = 0;
+    thread_local std::vector<float> f;
+    thread_local std::vector<int32_t> i32;
+    for (int64_t s = begin; s < end; s += tiling.chunk) {
+      const int64_t len = std::min(tiling.chunk, end - s);
+      if (from_int && to_int) {
+        i32.resize(len);
+        LoadAsInt32(x, s, 1, len, i32.data());
+        StoreFromInt32(out, s, len, i32.data());
+      } else {
+        f.resize(len);
+        LoadAsFloat(x, s, 1, len, f.data());
+        StoreFromFloat(out, s, len, f.data(), saturate);
+      }
+      work += VectorChunkWork(len, len * in_bytes, len * out_bytes, std::max(in_bytes, out_bytes), 1);
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void RegisterCastOp(OpRegistry& r) {
+  OpDef d;
+  d.name = "Cast";
+  d.units = "Vector, MTE2, MTE3";
+  d.task_type = device::TaskType::kAiVectorCore;
+  d.dtypes = {v1::FLOAT16, v1::FLOAT32, v1::INT32, v1::INT8, v1::BOOL};
+  d.infer = InferCast;
+  d.run = RunCast;
+  r.Register(std::move(d));
+}
+
+}  // namespace npu::graph::ops

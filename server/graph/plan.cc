@@ -1,0 +1,247 @@
+#include "server/graph/plan.h"
+
+#include <deque>
+#include <unordered_map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "server/graph/node_error.h"
+
+namespace npu::graph {
+namespace {
+
+class PlanBuilder {
+ public:
+  PlanBuilder(std::shared_ptr<v1::Graph> graph, const PlanLimits& limits) : graph_(graph), limits_(limits) {
+    plan_->graph = graph;
+  }
+
+  absl::StatusOr<std::shared_ptr<const Plan>> Build() {
+    if (auto s = CheckSize(); !s.ok()) return s;
+    if (auto s = AddInputs(); !s.ok()) return s;
+    if (auto s = AddInitializers(); !s.ok()) return s;
+    if (auto s = AddNodes(); !s.ok()) return s;
+    if (auto s = SortAndInfer(); !s.ok()) return s;
+    if (auto s = AddOutputs(); !s.ok()) return s;
+    ComputeLastUses();
+    return std::shared_ptr<const Plan>(std::move(plan_));
+  }
+
+ private:
+  absl::Status CheckSize() {
+    if (graph_->nodes_size() > limits_.max_nodes) {
+      return absl::InvalidArgumentError(absl::StrCat("graph has ", graph_->nodes_size(),
+                                                     " nodes; the limit is ", limits_.max_nodes));
+    }
+    if (graph_->outputs_size() == 0) return absl::InvalidArgumentError("graph has no outputs");
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<int> DefineValue(const std::string& name, const std::string& what) {
+    if (name.empty()) return absl::InvalidArgumentError(absl::StrCat(what, " has an empty name"));
+    if (ids_.contains(name)) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": value \"", name, "\" is defined more than once"));
+    }
+    const int id = static_cast<int>(plan_->values.size());
+    plan_->values.push_back(PlanValue{name});
+    ids_[name] = id;
+    return id;
+  }
+
+  absl::Status CheckBytes(const TensorType& t, const std::string& what) {
+    if (t.bytes() > limits_.max_tensor_bytes) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": ", ToString(t), " is ", t.bytes(),
+                                                     " bytes; the limit is ", limits_.max_tensor_bytes));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status AddInputs() {
+    for (const auto& in : graph_->inputs()) {
+      const std::string what = absl::StrCat("graph input \"", in.name(), "\"");
+      auto type = ValidateType(in.dtype(), in.shape(), what);
+      if (!type.ok()) return type.status();
+      if (auto s = CheckBytes(*type, what); !s.ok()) return s;
+      auto id = DefineValue(in.name(), "graph input");
+      if (!id.ok()) return id.status();
+      plan_->values[*id].type = *type;
+      plan_->inputs.push_back(*id);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status AddInitializers() {
+    for (const auto& init : graph_->initializers()) {
+      const std::string what = absl::StrCat("initializer \"", init.name(), "\"");
+      auto type = ValidateType(init.tensor().dtype(), init.tensor().shape(), what);
+      if (!type.ok()) return type.status();
+      if (type->bytes() != init.tensor().data().size()) {
+        return absl::InvalidArgumentError(absl::StrCat(what, ": ", ToString(*type), " needs ", type->bytes(),
+                                                       " bytes of data, got ", init.tensor().data().size()));
+      }
+      auto id = DefineValue(init.name(), "initializer");
+      if (!id.ok()) return id.status();
+      PlanValue& v = plan_->values[*id];
+      v.type = *type;
+      v.is_constant = true;
+      v.constant = HostTensor(*type, graph_, reinterpret_cast<const std::byte*>(init.tensor().data().data()));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status AddNodes() {
+    std::unordered_map<std::string, int> node_names;
+    for (int i = 0; i < graph_->nodes_size(); ++i) {
+      v1::Node* node = graph_->mutable_nodes(i);
+      if (node->name().empty()) node->set_name(absl::StrCat(node->op_type(), "_", i));
+      if (!node_names.emplace(node->name(), i).second) {
+        return absl::InvalidArgumentError(absl::StrCat("node name \"", node->name(), "\" is used more than once"));
+      }
+      const OpDef* op = OpRegistry::Global().Find(node->op_type());
+      if (op == nullptr) return NodeError(*node, "unknown op type \"", node->op_type(), "\"");
+      if (node->inputs_size() < op->min_inputs || node->inputs_size() > op->max_inputs) {
+        return NodeError(*node, "takes ", op->min_inputs == op->max_inputs ? "" : "from ", op->min_inputs,
+                         op->min_inputs == op->max_inputs ? "" : absl::StrCat(" to ", op->max_inputs),
+                         " inputs, got ", node->inputs_size());
+      }
+      if (node->outputs_size() < 1 || node->outputs_size() > op->num_outputs) {
+        return NodeError(*node, "defines ", node->outputs_size(), " outputs; ", op->name, " has ",
+                         op->num_outputs);
+      }
+      PlanNode pn{node, op};
+      for (const auto& out : node->outputs()) {
+        auto id = DefineValue(out, NodeLabel(*node) + " output");
+        if (!id.ok()) return id.status();
+        plan_->values[*id].producer = i;  // graph order for now; remapped after sorting
+        pn.outputs.push_back(*id);
+      }
+      nodes_.push_back(std::move(pn));
+    }
+    // Inputs are resolved once every node's outputs are known (graphs need not be sorted).
+    for (PlanNode& pn : nodes_) {
+      for (int j = 0; j < pn.node->inputs_size(); ++j) {
+        const std::string& name = pn.node->inputs(j);
+        if (name.empty()) {
+          pn.inputs.push_back(-1);
+          continue;
+        }
+        auto it = ids_.find(name);
+        if (it == ids_.end()) return NodeError(*pn.node, "input ", j, " \"", name, "\" is not defined");
+        pn.inputs.push_back(it->second);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status SortAndInfer() {
+    // Kahn's algorithm over node -> node edges, stable in graph order.
+    const int n = static_cast<int>(nodes_.size());
+    std::vector<int> pending(n, 0);
+    std::vector<std::vector<int>> consumers(n);
+    for (int i = 0; i < n; ++i) {
+      for (int v : nodes_[i].inputs) {
+        if (v < 0) continue;
+        const int p = plan_->values[v].producer;
+        if (p < 0) continue;
+        if (p == i) {
+          return NodeError(*nodes_[i].node, "input \"", plan_->values[v].name, "\" is its own output (self-loop)");
+        }
+        ++pending[i];
+        consumers[p].push_back(i);
+      }
+    }
+    std::deque<int> ready;
+    for (int i = 0; i < n; ++i) {
+      if (pending[i] == 0) ready.push_back(i);
+    }
+    std::vector<int> order;
+    while (!ready.empty()) {
+      const int i = ready.front();
+      ready.pop_front();
+      order.push_back(i);
+      for (int c : consumers[i]) {
+        if (--pending[c] == 0) ready.push_back(c);
+      }
+    }
+    if (static_cast<int>(order.size()) != n) {
+      std::vector<std::string> stuck;
+      for (int i = 0; i < n && stuck.size() < 8; ++i) {
+        if (pending[i] > 0) stuck.push_back(absl::StrCat("\"", nodes_[i].node->name(), "\""));
+      }
+      return absl::InvalidArgumentError(
+          absl::StrCat("graph has a cycle through nodes ", absl::StrJoin(stuck, ", ")));
+    }
+    std::vector<int> position(n);
+    for (int k = 0; k < n; ++k) position[order[k]] = k;
+    for (int k = 0; k < n; ++k) {
+      PlanNode pn = std::move(nodes_[order[k]]);
+      for (int v : pn.outputs) plan_->values[v].producer = k;
+      if (auto s = Infer(pn); !s.ok()) return s;
+      plan_->nodes.push_back(std::move(pn));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Infer(const PlanNode& pn) {
+    InferContext ctx{*pn.node, {}, {}};
+    for (int v : pn.inputs) {
+      ctx.inputs.push_back(v < 0 ? nullptr : &plan_->values[v].type);
+      ctx.constants.push_back(v >= 0 && plan_->values[v].is_constant ? &plan_->values[v].constant : nullptr);
+    }
+    for (int j = 0; j < static_cast<int>(ctx.inputs.size()); ++j) {
+      if (ctx.inputs[j] == nullptr && j < pn.op->min_inputs) {
+        return NodeError(*pn.node, "required input ", j, " is empty");
+      }
+    }
+    auto types = pn.op->infer(ctx);
+    if (!types.ok()) return types.status();
+    for (size_t j = 0; j < pn.outputs.size(); ++j) {
+      const TensorType& t = (*types)[j];
+      if (auto s = CheckBytes(t, NodeLabel(*pn.node) + " output \"" + plan_->values[pn.outputs[j]].name + "\"");
+          !s.ok()) {
+        return s;
+      }
+      plan_->values[pn.outputs[j]].type = t;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status AddOutputs() {
+    std::unordered_map<std::string, int> seen;
+    for (const auto& name : graph_->outputs()) {
+      auto it = ids_.find(name);
+      if (it == ids_.end()) {
+        return absl::InvalidArgumentError(absl::StrCat("graph output \"", name, "\" is not defined by any node, "
+                                                       "input or initializer"));
+      }
+      if (!seen.emplace(name, 0).second) {
+        return absl::InvalidArgumentError(absl::StrCat("graph output \"", name, "\" is listed more than once"));
+      }
+      plan_->outputs.push_back(it->second);
+    }
+    return absl::OkStatus();
+  }
+
+  void ComputeLastUses() {
+    for (int k = 0; k < static_cast<int>(plan_->nodes.size()); ++k) {
+      for (int v : plan_->nodes[k].inputs) {
+        if (v >= 0) plan_->values[v].last_use = k;
+      }
+    }
+  }
+
+  std::shared_ptr<v1::Graph> graph_;
+  const PlanLimits& limits_;
+  std::unique_ptr<Plan> plan_ = std::make_unique<Plan>();
+  std::unordered_map<std::string, int> ids_;
+  std::vector<PlanNode> nodes_;  // graph order, before sorting
+};
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const Plan>> BuildPlan(v1::Graph graph, const PlanLimits& limits) {
+  auto owned = std::make_shared<v1::Graph>(std::move(graph));
+  return PlanBuilder(owned, limits).Build();
+}
+
+}  // namespace npu::graph

@@ -1,0 +1,50 @@
+// A validated, shape-inferred graph ready to run: built once (per registered
+// graph), then only bound to inputs at each run.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "npu/v1/graph.pb.h"
+#include "server/graph/host_tensor.h"
+#include "server/graph/op_registry.h"
+#include "server/graph/tensor_type.h"
+
+namespace npu::graph {
+
+struct PlanValue {
+  std::string name;
+  TensorType type;
+  int producer = -1;   // index into Plan::nodes; -1 for graph inputs and constants
+  HostTensor constant; // set for initializers
+  bool is_constant = false;
+  int last_use = -1;   // last node (in plan order) that reads it; -1 if none
+};
+
+struct PlanNode {
+  const v1::Node* node = nullptr;  // points into Plan::graph
+  const OpDef* op = nullptr;
+  std::vector<int> inputs;         // value ids; -1 for an omitted optional input
+  std::vector<int> outputs;
+};
+
+struct Plan {
+  std::shared_ptr<const v1::Graph> graph;  // owns node protos and initializer bytes
+  std::vector<PlanValue> values;
+  std::vector<PlanNode> nodes;             // topological order
+  std::vector<int> inputs;                 // graph inputs, in declaration order
+  std::vector<int> outputs;                // graph outputs, in declaration order
+};
+
+struct PlanLimits {
+  int64_t max_nodes = 100000;
+  uint64_t max_tensor_bytes = uint64_t{4} << 30;
+};
+
+// Validates `graph` and infers every value's type. Errors are INVALID_ARGUMENT
+// naming the node, input or value at fault.
+absl::StatusOr<std::shared_ptr<const Plan>> BuildPlan(v1::Graph graph, const PlanLimits& limits = {});
+
+}  // namespace npu::graph

@@ -1,0 +1,62 @@
+#include "server/graph/tensor_type.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace npu::graph {
+
+size_t ElementSize(DataType t) {
+  switch (t) {
+    case v1::FLOAT16: return 2;
+    case v1::FLOAT32: return 4;
+    case v1::INT32: return 4;
+    case v1::INT8: return 1;
+    case v1::BOOL: return 1;
+    case v1::INT64: return 8;
+    default: return 0;
+  }
+}
+
+std::string DataTypeName(DataType t) {
+  if (v1::DataType_IsValid(t)) return v1::DataType_Name(t);
+  return absl::StrCat("DataType(", static_cast<int>(t), ")");
+}
+
+bool IsFloat(DataType t) { return t == v1::FLOAT16 || t == v1::FLOAT32; }
+
+int64_t TensorType::elements() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string ShapeToString(const Shape& s) { return absl::StrCat("[", absl::StrJoin(s, ","), "]"); }
+
+std::string ToString(const TensorType& t) { return absl::StrCat(DataTypeName(t.dtype), ShapeToString(t.shape)); }
+
+absl::StatusOr<TensorType> ValidateType(DataType dtype, const google::protobuf::RepeatedField<int64_t>& shape,
+                                        const std::string& what) {
+  if (ElementSize(dtype) == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": unsupported dtype ", DataTypeName(dtype)));
+  }
+  if (shape.size() > kMaxRank) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": rank ", shape.size(), " exceeds the maximum of ", kMaxRank));
+  }
+  TensorType t{dtype, Shape(shape.begin(), shape.end())};
+  int64_t n = 1;
+  for (int i = 0; i < shape.size(); ++i) {
+    const int64_t d = shape[i];
+    if (d < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": dimension ", i, " is negative (", d, ")"));
+    }
+    if (d != 0 && n > kMaxElements / d) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": shape ", ShapeToString(t.shape),
+                                                     " has more than ", kMaxElements, " elements"));
+    }
+    n *= d;
+  }
+  return t;
+}
+
+}  // namespace npu::graph

@@ -1,0 +1,45 @@
+// Element types and shapes as the graph layer sees them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "npu/v1/tensor.pb.h"
+
+namespace npu::graph {
+
+using DataType = ::npu::v1::DataType;
+using Shape = std::vector<int64_t>;
+
+// Bytes per element; 0 for DATA_TYPE_UNSPECIFIED or unknown values.
+size_t ElementSize(DataType t);
+// "FLOAT16", "FLOAT32", ...
+std::string DataTypeName(DataType t);
+bool IsFloat(DataType t);
+
+struct TensorType {
+  DataType dtype = ::npu::v1::DATA_TYPE_UNSPECIFIED;
+  Shape shape;
+
+  int64_t elements() const;  // callers validate the shape first (ValidateShape)
+  uint64_t bytes() const { return static_cast<uint64_t>(elements()) * ElementSize(dtype); }
+  bool operator==(const TensorType&) const = default;
+};
+
+// "FLOAT16[4,8]"
+std::string ToString(const TensorType& t);
+std::string ShapeToString(const Shape& s);
+
+// Limits a tensor must respect; the rpc layer sets them from flags.
+inline constexpr int kMaxRank = 8;
+inline constexpr int64_t kMaxElements = int64_t{1} << 40;
+
+// Checks a dtype and shape from the wire: known dtype, rank <= kMaxRank, dims
+// >= 0, element count and byte size within kMaxElements without overflow.
+// `what` names the culprit in the message ("input \"x\"").
+absl::StatusOr<TensorType> ValidateType(DataType dtype, const google::protobuf::RepeatedField<int64_t>& shape,
+                                        const std::string& what);
+
+}  // namespace npu::graph

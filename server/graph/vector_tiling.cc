@@ -1,0 +1,42 @@
+#include "server/graph/vector_tiling.h"
+
+#include <algorithm>
+
+namespace npu::graph {
+
+namespace {
+constexpr int64_t kVectorRepeatBytes = 256;   // one repeat: 8 blocks x 32 B
+constexpr int64_t kMaxRepeatsPerInstruction = 255;
+constexpr int64_t kChunkAlign = 128;          // elements: a full fp16 repeat
+}  // namespace
+
+VectorTiling PlanVectorTiles(int64_t elements, int64_t ub_bytes_per_element, const device::DevicePreset& preset) {
+  VectorTiling t;
+  const int64_t budget = static_cast<int64_t>(preset.ub_bytes) / 2;  // double buffering
+  t.chunk = std::max<int64_t>(kChunkAlign, budget / std::max<int64_t>(1, ub_bytes_per_element) / kChunkAlign *
+                                               kChunkAlign);
+  if (elements == 0) return t;
+  const int64_t chunks = (elements + t.chunk - 1) / t.chunk;
+  t.tiles = std::min<int64_t>(preset.vector_unit_cores(), chunks);
+  // Whole chunks per tile, so every tile but the last is chunk-aligned.
+  const int64_t chunks_per_tile = (chunks + t.tiles - 1) / t.tiles;
+  t.per_tile = chunks_per_tile * t.chunk;
+  t.tiles = (elements + t.per_tile - 1) / t.per_tile;
+  return t;
+}
+
+device::TileWork VectorChunkWork(int64_t elements, int64_t in_bytes, int64_t out_bytes, int64_t lane_bytes,
+                                 int64_t passes) {
+  device::TileWork w;
+  const int64_t repeats = (elements * lane_bytes + kVectorRepeatBytes - 1) / kVectorRepeatBytes;
+  const int64_t instructions = (repeats + kMaxRepeatsPerInstruction - 1) / kMaxRepeatsPerInstruction;
+  w.vector_repeats = static_cast<uint64_t>(repeats * passes);
+  w.vector_instructions = static_cast<uint64_t>(instructions * passes);
+  w.scalar_instructions = static_cast<uint64_t>(4 + 2 * instructions * passes);  // loop + address setup
+  w.mte2_bytes = static_cast<uint64_t>(in_bytes);
+  w.mte3_bytes = static_cast<uint64_t>(out_bytes);
+  w.pipeline_steps = 1;
+  return w;
+}
+
+}  // namespace npu::graph

@@ -1,0 +1,25 @@
+#include "server/rpc/device_names.h"
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+
+namespace npu::rpc {
+
+absl::StatusOr<DeviceRef> ParseDevice(absl::string_view text) {
+  DeviceRef ref;
+  if (text.empty()) return ref;
+  absl::string_view rest = text;
+  if (absl::ConsumePrefix(&rest, "cuda:")) {
+    ref.was_cuda = true;
+  } else if (!absl::ConsumePrefix(&rest, "npu:")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("device \"", text, "\" is not of the form npu:N (cuda:N is accepted too)"));
+  }
+  if (!absl::SimpleAtoi(rest, &ref.index) || ref.index < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("device \"", text, "\": \"", rest, "\" is not a device index"));
+  }
+  return ref;
+}
+
+}  // namespace npu::rpc

@@ -1,0 +1,11 @@
+#include "server/rpc/grpc_status.h"
+
+namespace npu::rpc {
+
+grpc::Status ToGrpcStatus(const absl::Status& s) {
+  if (s.ok()) return grpc::Status::OK;
+  // absl and gRPC share the canonical code numbering.
+  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
+}
+
+}  // namespace npu::rpc

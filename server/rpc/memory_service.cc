@@ -1,0 +1,118 @@
+#include "server/rpc/memory_service.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "server/rpc/grpc_status.h"
+#include "server/rpc/request_log.h"
+
+namespace npu::rpc {
+
+absl::Status MemoryServiceImpl::DoUpload(const std::string& tenant, grpc::ServerReader<v1::UploadChunk>* reader,
+                                         v1::TensorHandle* resp) {
+  v1::UploadChunk chunk;
+  if (!reader->Read(&chunk)) return absl::InvalidArgumentError("upload stream ended before its header");
+  if (!chunk.has_header()) return absl::InvalidArgumentError("the first upload chunk must carry the header");
+  auto device = state_.devices.Find(chunk.header().device());
+  if (!device.ok()) return device.status();
+  auto type = graph::ValidateType(chunk.header().type().dtype(), chunk.header().type().shape(), "upload header");
+  if (!type.ok()) return type.status();
+  const uint64_t expected = type->bytes();
+  if (expected > state_.limits.max_tensor_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat("upload header: ", graph::ToString(*type), " is ", expected,
+                                                   " bytes; the limit is ", state_.limits.max_tensor_bytes));
+  }
+  if (auto s = (*device)->ReserveMemory(expected); !s.ok()) return s;
+  graph::HostTensor tensor = graph::HostTensor::Allocate(*type);
+  uint64_t received = 0;
+  absl::Status status;
+  bool first = true;
+  do {
+    if (!first && chunk.has_header()) {
+      status = absl::InvalidArgumentError("only the first upload chunk may carry a header");
+      break;
+    }
+    first = false;
+    const std::string& data = chunk.data();
+    if (data.size() > expected - received) {
+      status = absl::InvalidArgumentError(absl::StrCat("upload sent more than the ", expected, " bytes of ",
+                                                       graph::ToString(*type)));
+      break;
+    }
+    std::memcpy(tensor.mutable_data() + received, data.data(), data.size());
+    received += data.size();
+  } while (reader->Read(&chunk));
+  if (status.ok() && received != expected) {
+    status = absl::InvalidArgumentError(absl::StrCat("upload of ", graph::ToString(*type), " sent ", received,
+                                                     " of ", expected, " bytes"));
+  }
+  if (!status.ok()) {
+    (*device)->ReleaseMemory(expected);
+    return status;
+  }
+  *resp = state_.tensors.PutReserved(tenant, *device, std::move(tensor));
+  state_.counters.uploads_total.fetch_add(1);
+  return absl::OkStatus();
+}
+
+grpc::Status MemoryServiceImpl::Upload(grpc::ServerContext* ctx, grpc::ServerReader<v1::UploadChunk>* reader,
+                                       v1::TensorHandle* resp) {
+  RequestLog log("Upload");
+  auto tenant = state_.TenantOf(*ctx);
+  if (!tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
+  log.set_tenant(*tenant);
+  return ToGrpcStatus(log.Finish(DoUpload(*tenant, reader, resp)));
+}
+
+absl::Status MemoryServiceImpl::DoDownload(const std::string& tenant, const v1::DownloadRequest& req,
+                                           grpc::ServerWriter<v1::DownloadChunk>* writer) {
+  auto stored = state_.tensors.Get(tenant, req.handle());
+  if (!stored.ok()) return stored.status();
+  const uint64_t chunk_bytes =
+      req.chunk_bytes() == 0 ? state_.limits.download_chunk_bytes
+                             : std::clamp<uint64_t>(req.chunk_bytes(), 4096, state_.limits.max_message_bytes / 2);
+  const uint64_t total = stored->tensor.bytes();
+  const char* data = reinterpret_cast<const char*>(stored->tensor.data());
+  uint64_t sent = 0;
+  v1::DownloadChunk chunk;
+  *chunk.mutable_info() = TensorStore::Describe(*stored);
+  do {
+    const uint64_t len = std::min(chunk_bytes, total - sent);
+    chunk.set_data(data + sent, len);
+    if (!writer->Write(chunk)) return absl::CancelledError("client went away during download");
+    chunk.clear_info();
+    sent += len;
+  } while (sent < total);
+  state_.counters.downloads_total.fetch_add(1);
+  return absl::OkStatus();
+}
+
+grpc::Status MemoryServiceImpl::Download(grpc::ServerContext* ctx, const v1::DownloadRequest* req,
+                                         grpc::ServerWriter<v1::DownloadChunk>* writer) {
+  RequestLog log("Download");
+  auto tenant = state_.TenantOf(*ctx);
+  if (!tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
+  log.set_tenant(*tenant);
+  return ToGrpcStatus(log.Finish(DoDownload(*tenant, *req, writer)));
+}
+
+grpc::Status MemoryServiceImpl::Free(grpc::ServerContext* ctx, const v1::FreeRequest* req, v1::FreeResponse*) {
+  RequestLog log("Free");
+  auto tenant = state_.TenantOf(*ctx);
+  if (!tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
+  log.set_tenant(*tenant);
+  return ToGrpcStatus(log.Finish(state_.tensors.Free(*tenant, req->handle())));
+}
+
+grpc::Status MemoryServiceImpl::List(grpc::ServerContext* ctx, const v1::ListHandlesRequest*,
+                                     v1::ListHandlesResponse* resp) {
+  RequestLog log("List");
+  auto tenant = state_.TenantOf(*ctx);
+  if (!tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
+  log.set_tenant(*tenant);
+  for (auto& h : state_.tensors.List(*tenant)) *resp->add_handles() = std::move(h);
+  return ToGrpcStatus(log.Finish(absl::OkStatus()));
+}
+
+}  // namespace npu::rpc

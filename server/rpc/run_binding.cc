@@ -1,0 +1,74 @@
+#include "server/rpc/run_binding.h"
+
+#include <unordered_map>
+
+#include "absl/strings/str_cat.h"
+#include "server/rpc/tensor_codec.h"
+
+namespace npu::rpc {
+
+absl::StatusOr<RunBinding> BindRun(const graph::Plan& plan, const v1::RunRequest& req, const std::string& tenant,
+                                   const device::Device& device, TensorStore& store) {
+  std::unordered_map<std::string, const v1::RunInput*> given;
+  for (const auto& in : req.inputs()) {
+    if (!given.emplace(in.name(), &in).second) {
+      return absl::InvalidArgumentError(absl::StrCat("input \"", in.name(), "\" is given more than once"));
+    }
+  }
+  RunBinding b;
+  for (int v : plan.inputs) {
+    const graph::PlanValue& value = plan.values[v];
+    auto it = given.find(value.name);
+    if (it == given.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("graph input \"", value.name, "\" (", ToString(value.type),
+                                                     ") is not given"));
+    }
+    const v1::RunInput& in = *it->second;
+    given.erase(it);
+    const std::string what = absl::StrCat("input \"", value.name, "\"");
+    graph::HostTensor t;
+    switch (in.source_case()) {
+      case v1::RunInput::kTensor: {
+        auto viewed = ViewTensor(in.tensor(), what);
+        if (!viewed.ok()) return viewed.status();
+        t = std::move(*viewed);
+        break;
+      }
+      case v1::RunInput::kHandle: {
+        auto stored = store.Get(tenant, in.handle());
+        if (!stored.ok()) return absl::NotFoundError(absl::StrCat(what, ": ", stored.status().message()));
+        if (stored->device != &device) {
+          return absl::InvalidArgumentError(absl::StrCat(what, ": handle \"", in.handle(), "\" is on ",
+                                                         stored->device->id(), ", the run is on ", device.id()));
+        }
+        t = std::move(stored->tensor);
+        break;
+      }
+      default:
+        return absl::InvalidArgumentError(absl::StrCat(what, " has neither a tensor nor a handle"));
+    }
+    if (!(t.type() == value.type)) {
+      return absl::InvalidArgumentError(absl::StrCat(what, " is ", ToString(t.type()), "; the graph declares ",
+                                                     ToString(value.type)));
+    }
+    b.inputs.push_back(std::move(t));
+  }
+  if (!given.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("input \"", given.begin()->first, "\" is not an input of the graph"));
+  }
+  b.keep_on_device.assign(plan.outputs.size(), req.options().keep_all_on_device());
+  for (const auto& name : req.options().keep_on_device()) {
+    bool found = false;
+    for (size_t i = 0; i < plan.outputs.size(); ++i) {
+      if (plan.values[plan.outputs[i]].name == name) b.keep_on_device[i] = found = true;
+    }
+    if (!found) {
+      return absl::InvalidArgumentError(absl::StrCat("keep_on_device names \"", name,
+                                                     "\", which is not an output of the graph"));
+    }
+  }
+  return b;
+}
+
+}  // namespace npu::rpc

@@ -1,0 +1,75 @@
+// npu-server: serves simulated Da Vinci NPUs over gRPC.
+#include <csignal>
+#include <cstdio>
+#include <thread>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_join.h"
+#include "server/rpc/npu_server.h"
+#include "server/rpc/request_log.h"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
+          "address to listen on (HOST:PORT; port 0 picks a free one). Loopback by default: "
+          "expose it deliberately, e.g. 0.0.0.0:50051 in a container");
+ABSL_FLAG(int, devices, 1, "number of simulated NPUs (npu:0 .. npu:N-1)");
+ABSL_FLAG(std::string, preset, "ascend910", "device preset: ascend310, ascend910, ascend910b");
+ABSL_FLAG(int, threads, 0, "host threads computing for each device (OpenMP); 0 = all cores");
+ABSL_FLAG(int, max_queue, 64, "runs that may wait for a device before new ones get RESOURCE_EXHAUSTED");
+ABSL_FLAG(uint64_t, max_message_bytes, uint64_t{1} << 30, "largest gRPC message accepted or sent");
+ABSL_FLAG(uint64_t, max_tensor_bytes, uint64_t{4} << 30, "largest tensor accepted or computed");
+ABSL_FLAG(int64_t, max_graph_nodes, 100000, "largest graph accepted");
+ABSL_FLAG(bool, log_requests, true, "write one log line per request to stderr");
+
+namespace {
+
+// Blocks SIGTERM/SIGINT in every thread and waits for them on one.
+void WaitForTerminationSignal() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  int sig = 0;
+  sigwait(&set, &sig);
+  std::fprintf(stderr, "npu-server: %s received: draining\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);  // before any thread starts, so all inherit it
+
+  absl::SetProgramUsageMessage("Serves simulated Huawei Da Vinci NPUs over gRPC.\nUsage: npu-server [flags]");
+  absl::ParseCommandLine(argc, argv);
+
+  npu::rpc::ServerConfig config;
+  config.listen = absl::GetFlag(FLAGS_listen);
+  config.devices = absl::GetFlag(FLAGS_devices);
+  config.preset = absl::GetFlag(FLAGS_preset);
+  config.device_options.omp_threads = absl::GetFlag(FLAGS_threads);
+  config.device_options.max_queue = static_cast<size_t>(std::max(1, absl::GetFlag(FLAGS_max_queue)));
+  config.limits.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  config.limits.max_tensor_bytes = absl::GetFlag(FLAGS_max_tensor_bytes);
+  config.limits.max_graph_nodes = absl::GetFlag(FLAGS_max_graph_nodes);
+  npu::rpc::RequestLog::SetEnabled(absl::GetFlag(FLAGS_log_requests));
+
+  auto server = npu::rpc::NpuServer::Start(config);
+  if (!server.ok()) {
+    std::fprintf(stderr, "npu-server: %s\n", std::string(server.status().message()).c_str());
+    return 1;
+  }
+  const std::string host = config.listen.substr(0, config.listen.rfind(':'));
+  std::printf("npu-server listening on %s:%d (%d x %s)\n", host.c_str(), (*server)->port(), config.devices,
+              config.preset.c_str());
+  std::fflush(stdout);
+
+  WaitForTerminationSignal();
+  (*server)->Shutdown();
+  std::fprintf(stderr, "npu-server: stopped\n");
+  return 0;
+}
