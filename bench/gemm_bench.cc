@@ -16,9 +16,11 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench/bench_registry.h"
@@ -46,19 +48,35 @@ double NowSeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// Median seconds of `reps` timed calls after two untimed warm-up calls (which also
-// let the previous library's spinning threads go quiet).
-double MedianSeconds(int reps, const std::function<void()>& fn) {
-  fn();
-  fn();
-  std::vector<double> t;
-  for (int r = 0; r < reps; ++r) {
-    const double t0 = NowSeconds();
-    fn();
-    t.push_back(NowSeconds() - t0);
+// One contender: a callable doing one whole GEMM (or peak probe), set up
+// beforehand, and the floating-point operations it performs.
+struct Contender {
+  std::function<void()> run;
+  double flops = 0;
+  std::vector<double> seconds;
+};
+
+// Runs the contenders round-robin, `reps` rounds after one warm-up round, and
+// returns each one's median GFLOP/s. Round-robin rather than one after the other:
+// the machine is shared and its load drifts, and interleaving exposes every
+// contender to the same drift, so the ratios hold even when absolute figures move.
+// A pause after each round lets OpenBLAS's spinning pthreads go to sleep before the
+// next contender's team starts (otherwise they steal its cores).
+std::vector<double> MedianGflopsRoundRobin(std::vector<Contender>& cs, int reps) {
+  for (int r = -1; r < reps; ++r) {
+    for (Contender& c : cs) {
+      const double t0 = NowSeconds();
+      c.run();
+      if (r >= 0) c.seconds.push_back(NowSeconds() - t0);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
   }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  std::vector<double> out;
+  for (Contender& c : cs) {
+    std::sort(c.seconds.begin(), c.seconds.end());
+    out.push_back(c.flops / c.seconds[c.seconds.size() / 2] * 1e-9);
+  }
+  return out;
 }
 
 // fp32 FMA peak: independent chains (more than pipes x latency) on the widest
@@ -97,17 +115,22 @@ __attribute__((target("avx2,fma"))) double FmaPeakAvx2(int64_t iters) {
   return static_cast<double>(iters) * 12 * 8 * 2;
 }
 
-double FmaPeakGflops(int threads, int reps) {
+Contender FmaPeak(int threads) {
   const bool wide = kernels::HostCpuFeatures().avx512f;
-  const int64_t iters = 20'000'000;
-  double flops = 0;
-  const double sec = MedianSeconds(reps, [&] {
-    double total = 0;
-#pragma omp parallel num_threads(threads) reduction(+ : total)
-    total += wide ? FmaPeakAvx512(iters) : FmaPeakAvx2(iters);
-    flops = total;
-  });
-  return flops / sec * 1e-9;
+  const int64_t iters = 4'000'000;
+  Contender c;
+  c.flops = static_cast<double>(threads) * static_cast<double>(iters) * (wide ? 24 * 16 : 12 * 8) * 2;
+  c.run = [=] {
+#pragma omp parallel num_threads(threads)
+    {
+      if (wide) {
+        FmaPeakAvx512(iters);
+      } else {
+        FmaPeakAvx2(iters);
+      }
+    }
+  };
+  return c;
 }
 
 struct Inputs {
@@ -131,8 +154,11 @@ Inputs MakeInputs(const Shape& s) {
   return in;
 }
 
-double NpuGflops(const Shape& s, const Inputs& in, int reps) {
-  std::vector<float> c(s.m * s.n);
+double Flops(const Shape& s) { return 2.0 * s.m * s.n * s.k; }
+
+// Our GEMM: fp16 A and B, fp32 accumulation and output, default tile shape.
+Contender Npu(const Shape& s, const Inputs& in) {
+  auto c = std::make_shared<std::vector<float>>(s.m * s.n);
   kernels::GemmProblem p;
   p.m = s.m;
   p.n = s.n;
@@ -141,54 +167,59 @@ double NpuGflops(const Shape& s, const Inputs& in, int reps) {
   p.lda = s.k;
   p.b = in.b16.data();
   p.ldb = s.n;
-  p.c = c.data();
+  p.c = c->data();
   p.ldc = s.n;
-  const kernels::CubeTileShape tile;
-  const double sec = MedianSeconds(reps, [&] { kernels::CubeGemm(p, tile, nullptr); });
-  return 2.0 * s.m * s.n * s.k / sec * 1e-9;
+  return Contender{[p, c] { kernels::CubeGemm(p, kernels::CubeTileShape{}, nullptr); }, Flops(s), {}};
 }
 
 #ifdef NPU_BENCH_HAVE_DNNL
 // Plain: oneDNN packs inside every call, as we do. Packed: weights reordered into
 // oneDNN's preferred layout once, outside the timing.
-double OnednnGflops(const Shape& s, const Inputs& in, int reps, bool packed_weights) {
+Contender Onednn(const Shape& s, const Inputs& in, bool packed_weights) {
   using dnnl::memory;
-  dnnl::engine eng(dnnl::engine::kind::cpu, 0);
-  dnnl::stream strm(eng);
+  struct State {
+    dnnl::engine eng{dnnl::engine::kind::cpu, 0};
+    dnnl::stream strm{eng};
+    std::vector<float> c;
+    memory a_mem, b_mem, c_mem;
+    dnnl::matmul mm;
+  };
+  auto st = std::make_shared<State>();
   const memory::desc a_md({s.m, s.k}, memory::data_type::f32, memory::format_tag::ab);
   const memory::desc b_plain({s.k, s.n}, memory::data_type::f32, memory::format_tag::ab);
   const memory::desc b_md = packed_weights ? memory::desc({s.k, s.n}, memory::data_type::f32, memory::format_tag::any)
                                            : b_plain;
   const memory::desc c_md({s.m, s.n}, memory::data_type::f32, memory::format_tag::ab);
-  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), eng);
-  const dnnl::matmul mm(pd);
-  std::vector<float> c(s.m * s.n);
-  memory a_mem(a_md, eng, const_cast<float*>(in.a32.data()));
-  memory b_user(b_plain, eng, const_cast<float*>(in.b32.data()));
-  memory c_mem(c_md, eng, c.data());
-  memory b_mem = b_user;
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), st->eng);
+  st->mm = dnnl::matmul(pd);
+  st->c.resize(s.m * s.n);
+  st->a_mem = memory(a_md, st->eng, const_cast<float*>(in.a32.data()));
+  memory b_user(b_plain, st->eng, const_cast<float*>(in.b32.data()));
+  st->c_mem = memory(c_md, st->eng, st->c.data());
+  st->b_mem = b_user;
   if (packed_weights && pd.weights_desc() != b_plain) {
-    b_mem = memory(pd.weights_desc(), eng);
-    dnnl::reorder(b_user, b_mem).execute(strm, b_user, b_mem);
-    strm.wait();
+    st->b_mem = memory(pd.weights_desc(), st->eng);
+    dnnl::reorder(b_user, st->b_mem).execute(st->strm, b_user, st->b_mem);
+    st->strm.wait();
   }
-  const double sec = MedianSeconds(reps, [&] {
-    mm.execute(strm, {{DNNL_ARG_SRC, a_mem}, {DNNL_ARG_WEIGHTS, b_mem}, {DNNL_ARG_DST, c_mem}});
-    strm.wait();
-  });
-  return 2.0 * s.m * s.n * s.k / sec * 1e-9;
+  auto run = [st] {
+    st->mm.execute(st->strm, {{DNNL_ARG_SRC, st->a_mem}, {DNNL_ARG_WEIGHTS, st->b_mem}, {DNNL_ARG_DST, st->c_mem}});
+    st->strm.wait();
+  };
+  return Contender{run, Flops(s), {}};
 }
 #endif
 
 #ifdef NPU_BENCH_HAVE_OPENBLAS
-double OpenblasGflops(const Shape& s, const Inputs& in, int reps, int threads) {
-  openblas_set_num_threads(threads);
-  std::vector<float> c(s.m * s.n);
-  const double sec = MedianSeconds(reps, [&] {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.m, s.n, s.k, 1.0f, in.a32.data(), s.k,
-                in.b32.data(), s.n, 0.0f, c.data(), s.n);
-  });
-  return 2.0 * s.m * s.n * s.k / sec * 1e-9;
+Contender Openblas(const Shape& s, const Inputs& in, int threads) {
+  auto c = std::make_shared<std::vector<float>>(s.m * s.n);
+  const float* a = in.a32.data();
+  const float* b = in.b32.data();
+  auto run = [=] {
+    openblas_set_num_threads(threads);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.m, s.n, s.k, 1.0f, a, s.k, b, s.n, 0.0f, c->data(), s.n);
+  };
+  return Contender{run, Flops(s), {}};
 }
 #endif
 
@@ -244,26 +275,35 @@ int RunGemmBench(int argc, char** argv) {
     }
   }
   for (int threads : thread_counts) {
+    // oneDNN (OpenMP runtime) sizes its work split from the team size when the
+    // primitive is created, so the team is set before anything is built.
     omp_set_num_threads(threads);
-    const double peak = FmaPeakGflops(threads, reps);
     for (const Shape& s : shapes) {
       const Inputs in = MakeInputs(s);
-      const double npu = NpuGflops(s, in, reps);
-      double onednn = -1, onednn_packed = -1, openblas = -1;
+      std::vector<Contender> cs;
+      cs.push_back(FmaPeak(threads));
+      cs.push_back(Npu(s, in));
+      int onednn = -1, onednn_packed = -1, openblas = -1;
 #ifdef NPU_BENCH_HAVE_DNNL
-      onednn = OnednnGflops(s, in, reps, false);
-      onednn_packed = OnednnGflops(s, in, reps, true);
+      onednn = static_cast<int>(cs.size());
+      cs.push_back(Onednn(s, in, false));
+      onednn_packed = static_cast<int>(cs.size());
+      cs.push_back(Onednn(s, in, true));
 #endif
 #ifdef NPU_BENCH_HAVE_OPENBLAS
-      openblas = OpenblasGflops(s, in, reps, threads);
+      openblas = static_cast<int>(cs.size());
+      cs.push_back(Openblas(s, in, threads));
 #endif
+      const std::vector<double> g = MedianGflopsRoundRobin(cs, reps);
+      auto at = [&](int i) { return i < 0 ? -1.0 : g[i]; };
+      const double peak = g[0], npu = g[1];
       std::printf(
           "{\"bench\":\"gemm\",\"shape\":\"%ldx%ldx%ld\",\"threads\":%d,\"npu_gflops\":%s,\"onednn_gflops\":%s,"
           "\"onednn_packed_gflops\":%s,\"openblas_gflops\":%s,\"peak_gflops\":%s,\"ratio_onednn\":%s,"
           "\"ratio_openblas\":%s,\"frac_peak\":%s}\n",
-          s.m, s.n, s.k, threads, Num(npu).c_str(), Num(onednn).c_str(), Num(onednn_packed).c_str(),
-          Num(openblas).c_str(), Num(peak).c_str(), Ratio(npu, onednn).c_str(), Ratio(npu, openblas).c_str(),
-          Ratio(npu, peak).c_str());
+          s.m, s.n, s.k, threads, Num(npu).c_str(), Num(at(onednn)).c_str(), Num(at(onednn_packed)).c_str(),
+          Num(at(openblas)).c_str(), Num(peak).c_str(), Ratio(npu, at(onednn)).c_str(),
+          Ratio(npu, at(openblas)).c_str(), Ratio(npu, peak).c_str());
       std::fflush(stdout);
     }
   }

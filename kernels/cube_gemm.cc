@@ -94,6 +94,34 @@ const void* Offset(const void* base, ElemType t, int64_t elems) {
   return static_cast<const char*>(base) + elems * static_cast<int64_t>(size);
 }
 
+// Prefetches the source of one B block (op(B) rows [k0, k0 + kc), columns
+// [n0, n0 + nt)) spread evenly over `steps` calls of Step().
+class BlockPrefetcher {
+ public:
+  BlockPrefetcher() = default;
+  BlockPrefetcher(const OperandView& b, int64_t n0, int64_t nt, int64_t k0, int64_t kc, int64_t steps) {
+    const int64_t esize = b.type == ElemType::kFloat16 ? 2 : 4;
+    // Memory rows of the block: k rows of n elements, or n rows of k when transposed.
+    const int64_t first = b.trans ? n0 : k0, count = b.trans ? nt : kc;
+    const int64_t offset = b.trans ? k0 : n0;
+    base_ = static_cast<const char*>(b.base) + (first * b.ld + offset) * esize;
+    row_bytes_ = (b.trans ? kc : nt) * esize;
+    stride_ = b.ld * esize;
+    rows_ = count;
+    per_step_ = (count + steps - 1) / std::max<int64_t>(steps, 1);
+  }
+  void Step() {
+    for (int64_t i = 0; i < per_step_ && next_ < rows_; ++i, ++next_) {
+      const char* row = base_ + next_ * stride_;
+      for (int64_t off = 0; off < row_bytes_; off += 64) __builtin_prefetch(row + off, 0, 2);
+    }
+  }
+
+ private:
+  const char* base_ = nullptr;
+  int64_t row_bytes_ = 0, stride_ = 0, rows_ = 0, per_step_ = 0, next_ = 0;
+};
+
 struct TileJob {
   const GemmProblem* p;
   const CubeMicroKernelSet* kernels;
@@ -120,21 +148,34 @@ void RunTile(const TileJob& job, int64_t batch, int64_t m0, int64_t mt, int64_t 
   // B is packed one k block at a time, just before use, so the block (kKc x nt
   // halves, 64 KiB for nt = 128) is still in L2 when the Cube reads it.
   const int64_t panels = CeilDiv(nt, 16);
-  const int64_t panel_stride = std::min(kKc, k) * 16;
+  // +32 halves: panels 2^n bytes apart would alias in L1 when read side by side.
+  const int64_t panel_stride = std::min(kKc, k) * 16 + 32;
   half_bits* bpack = s.b.Get(panels * panel_stride);
 
   // L0C: fp32 accumulators, padded to whole fractal columns.
   const int64_t ldc = panels * 16;
   float* l0c = s.c.Get(mt * ldc);
   if (k == 0) std::memset(l0c, 0, mt * ldc * sizeof(float));
+  const int64_t calls_per_block = CeilDiv(panels, ks.np) * CeilDiv(mt, ks.mr);
   for (int64_t k0 = 0; k0 < k; k0 += kKc) {
     const int64_t kc = std::min(kKc, k - k0);
     PackCubeB(b, n0, nt, k0, kc, panel_stride, bpack);
+    // While the Cube works on this block, pull the next B block (of this tile, or
+    // the first of the tile to the right, which this thread most likely runs next)
+    // towards L2, a few lines per micro-kernel call: its rows are far apart in
+    // memory and the hardware prefetcher leaves the packing waiting on L3.
+    BlockPrefetcher next_b;
+    if (k0 + kKc < k) {
+      next_b = BlockPrefetcher(b, n0, nt, k0 + kKc, std::min(kKc, k - k0 - kKc), calls_per_block);
+    } else if (n0 + nt < p.n) {
+      next_b = BlockPrefetcher(b, n0 + nt, std::min(nt, p.n - n0 - nt), 0, std::min(kKc, k), calls_per_block);
+    }
     for (int64_t p0 = 0; p0 < panels; p0 += ks.np) {
       const int64_t np = std::min<int64_t>(ks.np, panels - p0);
       const half_bits* bp = bpack + p0 * panel_stride;
       for (int64_t i0 = 0; i0 < mt; i0 += ks.mr) {
         const int64_t rows = std::min<int64_t>(ks.mr, mt - i0);
+        next_b.Step();
         ks.fn[rows - 1][np - 1](kc, apack + i0 * k + k0 * rows, bp, panel_stride, l0c + i0 * ldc + p0 * 16, ldc,
                                 /*accumulate=*/k0 > 0);
       }
