@@ -1,0 +1,180 @@
+#!/usr/bin/python3
+"""Checks docker/: compose.yaml and every docker/k8s/*.yaml parse as YAML and
+have the structure deployment relies on (DESIGN.md 7, issue 7).
+
+Usage: manifests_test.py DOCKER_DIR   (exit status 0 = all checks passed)
+Needs python3-yaml (Debian). No container engine or cluster is contacted.
+"""
+import os
+import re
+import sys
+import unittest
+
+import yaml
+
+DOCKER_DIR = None
+GRPC_PORT = 50051
+
+
+def load_all(path):
+    with open(path, encoding="utf-8") as f:
+        return [doc for doc in yaml.safe_load_all(f) if doc is not None]
+
+
+def k8s_objects():
+    """(file name, object) for every object in every docker/k8s/*.yaml|yml."""
+    k8s_dir = os.path.join(DOCKER_DIR, "k8s")
+    out = []
+    for name in sorted(os.listdir(k8s_dir)):
+        if name.endswith((".yaml", ".yml")):
+            for doc in load_all(os.path.join(k8s_dir, name)):
+                out.append((name, doc))
+    return out
+
+
+def only(objects, kind):
+    found = [obj for _, obj in objects if obj.get("kind") == kind]
+    if len(found) != 1:
+        raise AssertionError(f"expected exactly one {kind} in docker/k8s, found {len(found)}")
+    return found[0]
+
+
+def as_list(command):
+    return command.split() if isinstance(command, str) else list(command)
+
+
+class K8sManifests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.objects = k8s_objects()
+
+    def test_every_object_has_kind_and_name(self):
+        self.assertTrue(self.objects, "docker/k8s has no YAML objects")
+        for name, obj in self.objects:
+            with self.subTest(file=name):
+                self.assertIsInstance(obj, dict, f"{name}: top level is not a mapping")
+                self.assertIn("apiVersion", obj, f"{name}: no apiVersion")
+                self.assertIn("kind", obj, f"{name}: no kind")
+                if obj["kind"] != "Kustomization":
+                    self.assertTrue(obj.get("metadata", {}).get("name"), f"{name}: no metadata.name")
+
+    def test_kustomization_lists_existing_files(self):
+        kustomizations = [obj for _, obj in self.objects if obj.get("kind") == "Kustomization"]
+        for k in kustomizations:
+            for resource in k.get("resources", []):
+                self.assertTrue(os.path.exists(os.path.join(DOCKER_DIR, "k8s", resource)),
+                                f"kustomization names missing file {resource}")
+
+    def deployment_container(self):
+        dep = only(self.objects, "Deployment")
+        containers = dep["spec"]["template"]["spec"]["containers"]
+        self.assertEqual(len(containers), 1, "Deployment: expected one container")
+        return dep, containers[0]
+
+    def test_deployment_replicas_and_selector(self):
+        dep, _ = self.deployment_container()
+        self.assertGreaterEqual(dep["spec"]["replicas"], 2, "Deployment: replicas < 2")
+        selector = dep["spec"]["selector"]["matchLabels"]
+        labels = dep["spec"]["template"]["metadata"]["labels"]
+        for key, value in selector.items():
+            self.assertEqual(labels.get(key), value, f"Deployment: pod labels miss selector {key}")
+
+    def test_deployment_grpc_probes(self):
+        _, c = self.deployment_container()
+        for probe in ("readinessProbe", "livenessProbe"):
+            with self.subTest(probe=probe):
+                self.assertIn(probe, c, f"Deployment: no {probe}")
+                self.assertEqual(c[probe]["grpc"]["port"], GRPC_PORT,
+                                 f"Deployment: {probe}.grpc.port is not {GRPC_PORT}")
+        ports = [p["containerPort"] for p in c.get("ports", [])]
+        self.assertIn(GRPC_PORT, ports, "Deployment: containerPort 50051 missing")
+
+    def test_deployment_resources_and_threads(self):
+        dep, c = self.deployment_container()
+        for section in ("requests", "limits"):
+            for resource in ("cpu", "memory"):
+                self.assertIn(resource, c["resources"][section],
+                              f"Deployment: resources.{section}.{resource} missing")
+        args = " ".join(str(a) for a in c.get("args", []) + c.get("command", []))
+        self.assertIn("--threads", args, "Deployment: --threads not set (size it to the CPU limit)")
+        # --threads comes either from the limit itself or as the same number.
+        env = {e["name"]: e for e in c.get("env", [])}
+        m = re.search(r"--threads[= ](\S+)", args)
+        self.assertIsNotNone(m)
+        value = m.group(1)
+        ref = re.fullmatch(r"\$\((\w+)\)", value)
+        if ref:
+            field = env[ref.group(1)]["valueFrom"]["resourceFieldRef"]
+            self.assertEqual(field["resource"], "limits.cpu")
+        else:
+            self.assertEqual(str(value), str(c["resources"]["limits"]["cpu"]))
+        grace = dep["spec"]["template"]["spec"].get("terminationGracePeriodSeconds")
+        self.assertIsInstance(grace, int, "Deployment: terminationGracePeriodSeconds missing")
+
+    def test_service_is_headless_and_selects_the_pods(self):
+        svc = only(self.objects, "Service")
+        dep = only(self.objects, "Deployment")
+        self.assertEqual(svc["spec"].get("clusterIP"), "None", "Service: clusterIP is not None")
+        labels = dep["spec"]["template"]["metadata"]["labels"]
+        for key, value in svc["spec"]["selector"].items():
+            self.assertEqual(labels.get(key), value, f"Service selector {key} does not match the pods")
+        self.assertIn(GRPC_PORT, [p["port"] for p in svc["spec"]["ports"]])
+
+    def test_job_loads_the_service_by_dns(self):
+        job = only(self.objects, "Job")
+        svc = only(self.objects, "Service")
+        c = job["spec"]["template"]["spec"]["containers"][0]
+        cmd = as_list(c.get("command", [])) + as_list(c.get("args", []))
+        self.assertIn("load", cmd, "Job: does not run `npu load`")
+        target = cmd[cmd.index("--target") + 1]
+        ns = svc["metadata"].get("namespace", "default")
+        self.assertEqual(target, f"dns:///{svc['metadata']['name']}.{ns}.svc.cluster.local:{GRPC_PORT}")
+        self.assertIn(job["spec"]["template"]["spec"]["restartPolicy"], ("Never", "OnFailure"))
+
+
+class Compose(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        docs = load_all(os.path.join(DOCKER_DIR, "compose.yaml"))
+        if len(docs) != 1:
+            raise AssertionError("compose.yaml: expected one YAML document")
+        cls.compose = docs[0]
+
+    def test_server_has_three_replicas(self):
+        server = self.compose["services"]["npu-server"]
+        self.assertEqual(server["deploy"]["replicas"], 3, "compose: npu-server replicas != 3")
+        self.assertIn("healthcheck", server)
+
+    def test_load_service_targets_the_replicas(self):
+        services = self.compose["services"]
+        load = services["load"]
+        cmd = as_list(load.get("entrypoint", [])) + as_list(load.get("command", []))
+        self.assertIn("load", cmd, "compose: load service does not run `npu load`")
+        self.assertEqual(cmd[cmd.index("--target") + 1], f"dns:///npu-server:{GRPC_PORT}")
+        self.assertIn("npu-server", load.get("depends_on", {}))
+
+
+class Dockerfile(unittest.TestCase):
+    def test_required_instructions(self):
+        with open(os.path.join(DOCKER_DIR, "Dockerfile"), encoding="utf-8") as f:
+            text = f.read()
+        # Join continuation lines, drop comments.
+        lines = [l.strip() for l in text.replace("\\\n", " ").splitlines()]
+        lines = [l for l in lines if l and not l.startswith("#")]
+        instr = [l.split(None, 1)[0].upper() for l in lines]
+        froms = [l for l in lines if l.upper().startswith("FROM ")]
+        self.assertGreaterEqual(len(froms), 2, "Dockerfile: not multi-stage")
+        for f in froms:
+            self.assertIn("debian:bookworm-slim", f)
+        for needed in ("EXPOSE", "HEALTHCHECK", "USER", "STOPSIGNAL", "ENTRYPOINT"):
+            self.assertIn(needed, instr, f"Dockerfile: no {needed}")
+        self.assertIn("EXPOSE 50051", lines)
+        self.assertTrue(any("0.0.0.0:50051" in l for l in lines if l.startswith("ENTRYPOINT")))
+        self.assertTrue(any("health" in l for l in lines if l.startswith("HEALTHCHECK")))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: manifests_test.py DOCKER_DIR")
+    DOCKER_DIR = sys.argv.pop(1)
+    unittest.main(verbosity=2)
