@@ -138,7 +138,7 @@ void RunTile(const TileJob& job, int64_t batch, int64_t m0, int64_t mt, int64_t 
   const OperandView a{Offset(p.a, p.a_type, batch * p.a_batch_stride), p.a_type, p.lda, p.trans_a};
   const OperandView b{Offset(p.b, p.b_type, batch * p.b_batch_stride), p.b_type, p.ldb, p.trans_b};
 
-  float* apack = s.a.Get(mt * k);
+  float* apack = s.a.Get(mt * k + kCubePackASlack);
   if (s.a_generation != job.generation || s.a_base != a.base || s.a_m0 != m0) {
     PackCubeA(a, m0, mt, k, ks.mr, apack);
     s.a_generation = job.generation;

@@ -1,7 +1,11 @@
 #include "kernels/cube_pack.h"
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cstring>
+
+#include "kernels/cpu_features.h"
 
 namespace npu::kernels {
 namespace {
@@ -29,10 +33,85 @@ void RunToFloats(const void* base, ElemType type, int64_t idx, int64_t n, float*
   }
 }
 
+// A sliver (rows <= 16) from row-major fp16 or fp32 with F16C: 8 k at a time, the
+// rows x 8 block is widened (fp32 input: rounded to fp16 and back), transposed in
+// registers as up to two 8x8 blocks, and each k's `rows` values stored as whole
+// vectors. A store spills past its k (by 8 - rows % 8 floats) into the next k,
+// which the next store overwrites; the caller leaves 16 floats of slack at the end.
+template <typename Src>
+__attribute__((target("avx2,f16c"))) __m256 Load8Widened(const Src* p) {
+  if constexpr (sizeof(Src) == 2) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  } else {
+    return _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_loadu_ps(p), _MM_FROUND_TO_NEAREST_INT));
+  }
+}
+
+__attribute__((target("avx2,f16c"), always_inline)) inline void Transpose8x8(__m256 v[8]) {
+  const __m256 t0 = _mm256_unpacklo_ps(v[0], v[1]), t1 = _mm256_unpackhi_ps(v[0], v[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(v[2], v[3]), t3 = _mm256_unpackhi_ps(v[2], v[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(v[4], v[5]), t5 = _mm256_unpackhi_ps(v[4], v[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(v[6], v[7]), t7 = _mm256_unpackhi_ps(v[6], v[7]);
+  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee);
+  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee);
+  const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xee);
+  const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xee);
+  v[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+  v[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+  v[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+  v[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+  v[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+  v[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+  v[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+  v[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+template <typename Src>
+__attribute__((target("avx2,f16c"))) void PackSliverF16c(const Src* src, int64_t ld, int64_t rows, int64_t k,
+                                                          float* out) {
+  const int64_t groups = (rows + 7) / 8;
+  int64_t kk = 0;
+  for (; kk + 8 <= k; kk += 8) {
+    __m256 v[2][8];
+    for (int64_t g = 0; g < groups; ++g) {
+      for (int64_t r = 0; r < 8; ++r) {
+        const int64_t row = g * 8 + r;
+        v[g][r] = row < rows ? Load8Widened(src + row * ld + kk) : _mm256_setzero_ps();
+      }
+      Transpose8x8(v[g]);
+    }
+    for (int64_t j = 0; j < 8; ++j) {
+      for (int64_t g = 0; g < groups; ++g) _mm256_storeu_ps(out + (kk + j) * rows + g * 8, v[g][j]);
+    }
+  }
+  for (; kk < k; ++kk) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const Src x = src[r * ld + kk];
+      if constexpr (sizeof(Src) == 2) {
+        out[kk * rows + r] = HalfToFloat(x);
+      } else {
+        out[kk * rows + r] = HalfToFloat(FloatToHalf(x));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void PackCubeA(const OperandView& a, int64_t m0, int64_t mt, int64_t k, int mr, float* out) {
   float tmp[kChunk];
+  const CpuFeatures& cpu = HostCpuFeatures();
+  if (!a.trans && mr <= 16 && cpu.avx2 && cpu.f16c) {
+    for (int64_t s0 = 0; s0 < mt; s0 += mr) {
+      const int64_t rows = std::min<int64_t>(mr, mt - s0);
+      if (a.type == ElemType::kFloat16) {
+        PackSliverF16c(static_cast<const half_bits*>(a.base) + (m0 + s0) * a.ld, a.ld, rows, k, out + s0 * k);
+      } else {
+        PackSliverF16c(static_cast<const float*>(a.base) + (m0 + s0) * a.ld, a.ld, rows, k, out + s0 * k);
+      }
+    }
+    return;
+  }
   if (!a.trans) {
     // Rows are contiguous along k: convert a run of one row, scatter it down its sliver.
     for (int64_t s0 = 0; s0 < mt; s0 += mr) {

@@ -18,6 +18,8 @@ namespace npu::kernels {
 
 // One GEMM operand in global memory: element (row, col) of op(X) is at
 // base[trans ? col * ld + row : row * ld + col].
+inline constexpr int64_t kCubePackASlack = 16;
+
 struct OperandView {
   const void* base = nullptr;
   ElemType type = ElemType::kFloat16;
@@ -26,7 +28,8 @@ struct OperandView {
 };
 
 // Rows [m0, m0 + mt) of op(A), all k columns, into slivers of mr rows:
-// sliver s starts at out + s * mr * k. out holds mt * k floats.
+// sliver s starts at out + s * mr * k. out holds mt * k + kCubePackASlack floats
+// (the SIMD packer writes whole vectors past the end).
 void PackCubeA(const OperandView& a, int64_t m0, int64_t mt, int64_t k, int mr, float* out);
 
 // Columns [n0, n0 + nt) of op(B), rows [k0, k0 + kc), into ceil(nt / 16) panels
