@@ -122,11 +122,26 @@ class BlockPrefetcher {
   int64_t row_bytes_ = 0, stride_ = 0, rows_ = 0, per_step_ = 0, next_ = 0;
 };
 
+// B packed once per call for all tiles (see CubeGemm), or null.
+struct PrepackedB {
+  const half_bits* data = nullptr;
+  int64_t panel_stride = 0;  // halves between fractal columns
+  int64_t batch_stride = 0;  // halves between batches (0: B broadcast)
+};
+
 struct TileJob {
   const GemmProblem* p;
   const CubeMicroKernelSet* kernels;
   uint64_t generation;
+  PrepackedB b;
 };
+
+// Largest B that is packed once per call; beyond it (or with tiles not on fractal
+// column boundaries) each tile packs its own B blocks.
+constexpr int64_t kMaxPrepackedBBytes = int64_t{64} << 20;
+
+// +32 halves: fractal columns 2^n bytes apart would alias in L1 when read side by side.
+int64_t PanelStride(int64_t kc) { return kc * 16 + 32; }
 
 // Computes C[m0:m0+mt, n0:n0+nt] of batch `batch`.
 void RunTile(const TileJob& job, int64_t batch, int64_t m0, int64_t mt, int64_t n0, int64_t nt) {
@@ -145,12 +160,14 @@ void RunTile(const TileJob& job, int64_t batch, int64_t m0, int64_t mt, int64_t 
     s.a_base = a.base;
     s.a_m0 = m0;
   }
-  // B is packed one k block at a time, just before use, so the block (kKc x nt
-  // halves, 64 KiB for nt = 128) is still in L2 when the Cube reads it.
+  // Without a prepacked B, B is packed one k block at a time just before use, so
+  // the block (kKc x nt halves, 64 KiB for nt = 128) is still in L2 when the Cube
+  // reads it.
+  const bool prepacked = job.b.data != nullptr;
   const int64_t panels = CeilDiv(nt, 16);
-  // +32 halves: panels 2^n bytes apart would alias in L1 when read side by side.
-  const int64_t panel_stride = std::min(kKc, k) * 16 + 32;
-  half_bits* bpack = s.b.Get(panels * panel_stride);
+  const int64_t panel_stride = prepacked ? job.b.panel_stride : PanelStride(std::min(kKc, k));
+  half_bits* bpack = prepacked ? nullptr : s.b.Get(panels * panel_stride);
+  const half_bits* bbase = prepacked ? job.b.data + batch * job.b.batch_stride + n0 / 16 * panel_stride : bpack;
 
   // L0C: fp32 accumulators, padded to whole fractal columns.
   const int64_t ldc = panels * 16;
@@ -159,22 +176,25 @@ void RunTile(const TileJob& job, int64_t batch, int64_t m0, int64_t mt, int64_t 
   const int64_t calls_per_block = CeilDiv(panels, ks.np) * CeilDiv(mt, ks.mr);
   for (int64_t k0 = 0; k0 < k; k0 += kKc) {
     const int64_t kc = std::min(kKc, k - k0);
-    PackCubeB(b, n0, nt, k0, kc, panel_stride, bpack);
-    // While the Cube works on this block, pull the next B block (of this tile, or
-    // the first of the tile to the right, which this thread most likely runs next)
-    // towards L2, a few lines per micro-kernel call: its rows are far apart in
-    // memory and the hardware prefetcher leaves the packing waiting on L3.
     BlockPrefetcher next_b;
-    if (k0 + kKc < k) {
-      next_b = BlockPrefetcher(b, n0, nt, k0 + kKc, std::min(kKc, k - k0 - kKc), calls_per_block);
-    } else if (n0 + nt < p.n) {
-      next_b = BlockPrefetcher(b, n0 + nt, std::min(nt, p.n - n0 - nt), 0, std::min(kKc, k), calls_per_block);
+    if (!prepacked) {
+      PackCubeB(b, n0, nt, k0, kc, panel_stride, bpack);
+      // While the Cube works on this block, pull the next B block (of this tile, or
+      // the first of the tile to the right, which this thread most likely runs next)
+      // towards L2, a few lines per micro-kernel call: its rows are far apart in
+      // memory and the hardware prefetcher leaves the packing waiting on L3.
+      if (k0 + kKc < k) {
+        next_b = BlockPrefetcher(b, n0, nt, k0 + kKc, std::min(kKc, k - k0 - kKc), calls_per_block);
+      } else if (n0 + nt < p.n) {
+        next_b = BlockPrefetcher(b, n0 + nt, std::min(nt, p.n - n0 - nt), 0, std::min(kKc, k), calls_per_block);
+      }
     }
+    const half_bits* bblock = bbase + (prepacked ? k0 * 16 : 0);
     for (int64_t p0 = 0; p0 < panels; p0 += ks.np) {
       const int64_t np = std::min<int64_t>(ks.np, panels - p0);
-      const half_bits* bp = bpack + p0 * panel_stride;
-      for (int64_t i0 = 0; i0 < mt; i0 += ks.mr) {
-        const int64_t rows = std::min<int64_t>(ks.mr, mt - i0);
+      const half_bits* bp = bblock + p0 * panel_stride;
+      for (int64_t i0 = 0, rows = 0; i0 < mt; i0 += rows) {
+        rows = CubeSliverRows(mt, ks.mr, i0);
         next_b.Step();
         ks.fn[rows - 1][np - 1](kc, apack + i0 * k + k0 * rows, bp, panel_stride, l0c + i0 * ldc + p0 * 16, ldc,
                                 /*accumulate=*/k0 > 0);
@@ -214,19 +234,52 @@ void CubeGemm(const GemmProblem& p, const CubeTileShape& tile, std::vector<CubeT
   const int64_t tn = p.n > 0 ? CeilDiv(p.n, tile.n) : 0;
   const int64_t total = p.batch * tm * tn;
   if (tiles) tiles->assign(total, CubeTileCounts{});
-  const TileJob job{&p, &KernelsFor(ActiveCubeSimdPath()), g_call_generation.fetch_add(1) + 1};
+  TileJob job{&p, &KernelsFor(ActiveCubeSimdPath()), g_call_generation.fetch_add(1) + 1, PrepackedB{}};
+
+  // B is packed once per call into whole-K fractal columns when it is not too big:
+  // every tile of a column of tiles reads the same B, and packing it per tile cost
+  // 5-10% of the GEMM (strided reads from L3). This is host blocking only; the
+  // counts still charge each tile its own MTE1 traffic, as the device does. The
+  // buffer belongs to the calling thread (one per device's executor) and is reused.
+  const int64_t b_batches = p.b_batch_stride == 0 ? 1 : p.batch;
+  const int64_t b_panels = CeilDiv(p.n, 16);
+  const int64_t b_panel_stride = PanelStride(p.k);
+  const int64_t b_halves = b_batches * b_panels * b_panel_stride;
+  const bool prepack = total > 0 && p.k > 0 && tile.n % 16 == 0 && b_halves * 2 <= kMaxPrepackedBBytes;
+  // Work items of the packing phase: 8 fractal columns (128 columns of C) each.
+  constexpr int64_t kPanelsPerItem = 8;
+  const int64_t items_per_batch = CeilDiv(b_panels, kPanelsPerItem);
+  const int64_t pack_items = prepack ? b_batches * items_per_batch : 0;
+  if (prepack) {
+    static thread_local Scratch<half_bits> caller_bpack;
+    job.b = PrepackedB{caller_bpack.Get(b_halves), b_panel_stride, b_batches > 1 ? b_panels * b_panel_stride : 0};
+  }
+
   // Tiles are independent and each output element is computed whole by one thread,
   // so the thread count cannot change results. The server gives each device one
   // compute thread team and queues requests in front of it, so this region never
   // oversubscribes the host cores. Static scheduling keeps a tile row on one thread
   // (packed A reuse).
-#pragma omp parallel for schedule(static)
-  for (int64_t t = 0; t < total; ++t) {
-    const int64_t batch = t / (tm * tn);
-    const int64_t m0 = (t / tn % tm) * tile.m, n0 = (t % tn) * tile.n;
-    const int64_t mt = std::min(tile.m, p.m - m0), nt = std::min(tile.n, p.n - n0);
-    RunTile(job, batch, m0, mt, n0, nt);
-    if (tiles) (*tiles)[t] = CountTile(p, tile, batch, m0, mt, n0, nt);
+#pragma omp parallel
+  {
+    if (pack_items > 0) {
+#pragma omp for schedule(static)
+      for (int64_t it = 0; it < pack_items; ++it) {
+        const int64_t bb = it / items_per_batch, first = it % items_per_batch * kPanelsPerItem;
+        const OperandView bv{Offset(p.b, p.b_type, bb * p.b_batch_stride), p.b_type, p.ldb, p.trans_b};
+        const int64_t n0 = first * 16, nt = std::min(kPanelsPerItem * 16, p.n - n0);
+        half_bits* out = const_cast<half_bits*>(job.b.data) + bb * b_panels * b_panel_stride + first * b_panel_stride;
+        PackCubeB(bv, n0, nt, 0, p.k, b_panel_stride, out);
+      }  // implicit barrier: every tile may read any column
+    }
+#pragma omp for schedule(static)
+    for (int64_t t = 0; t < total; ++t) {
+      const int64_t batch = t / (tm * tn);
+      const int64_t m0 = (t / tn % tm) * tile.m, n0 = (t % tn) * tile.n;
+      const int64_t mt = std::min(tile.m, p.m - m0), nt = std::min(tile.n, p.n - n0);
+      RunTile(job, batch, m0, mt, n0, nt);
+      if (tiles) (*tiles)[t] = CountTile(p, tile, batch, m0, mt, n0, nt);
+    }
   }
 }
 

@@ -98,12 +98,19 @@ __attribute__((target("avx2,f16c"))) void PackSliverF16c(const Src* src, int64_t
 
 }  // namespace
 
+int64_t CubeSliverRows(int64_t mt, int mr, int64_t s0) {
+  const int64_t rem = mt % mr;
+  const int64_t split = mt - rem - mr;  // start of the sliver merged with the remainder
+  if (rem == 0 || 2 * rem >= mr || split < 0 || s0 < split) return std::min<int64_t>(mr, mt - s0);
+  return s0 == split ? (mr + rem + 1) / 2 : (mr + rem) / 2;
+}
+
 void PackCubeA(const OperandView& a, int64_t m0, int64_t mt, int64_t k, int mr, float* out) {
   float tmp[kChunk];
   const CpuFeatures& cpu = HostCpuFeatures();
   if (!a.trans && mr <= 16 && cpu.avx2 && cpu.f16c) {
-    for (int64_t s0 = 0; s0 < mt; s0 += mr) {
-      const int64_t rows = std::min<int64_t>(mr, mt - s0);
+    for (int64_t s0 = 0, rows = 0; s0 < mt; s0 += rows) {
+      rows = CubeSliverRows(mt, mr, s0);
       if (a.type == ElemType::kFloat16) {
         PackSliverF16c(static_cast<const half_bits*>(a.base) + (m0 + s0) * a.ld, a.ld, rows, k, out + s0 * k);
       } else {
@@ -114,8 +121,8 @@ void PackCubeA(const OperandView& a, int64_t m0, int64_t mt, int64_t k, int mr, 
   }
   if (!a.trans) {
     // Rows are contiguous along k: convert a run of one row, scatter it down its sliver.
-    for (int64_t s0 = 0; s0 < mt; s0 += mr) {
-      const int64_t rows = std::min<int64_t>(mr, mt - s0);
+    for (int64_t s0 = 0, rows = 0; s0 < mt; s0 += rows) {
+      rows = CubeSliverRows(mt, mr, s0);
       float* sliver = out + s0 * k;
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t row_idx = (m0 + s0 + r) * a.ld;
@@ -129,17 +136,10 @@ void PackCubeA(const OperandView& a, int64_t m0, int64_t mt, int64_t k, int mr, 
     }
     return;
   }
-  // Transposed A: for a fixed k the tile's rows are contiguous.
-  for (int64_t kk = 0; kk < k; ++kk) {
-    for (int64_t i0 = 0; i0 < mt; i0 += kChunk) {
-      const int64_t n = std::min(kChunk, mt - i0);
-      RunToFloats(a.base, a.type, kk * a.ld + m0 + i0, n, tmp);
-      for (int64_t i = 0; i < n; ++i) {
-        const int64_t row = i0 + i, s0 = row / mr * mr;
-        const int64_t rows = std::min<int64_t>(mr, mt - s0);
-        out[s0 * k + kk * rows + (row - s0)] = tmp[i];
-      }
-    }
+  // Transposed A: for a fixed k a sliver's rows are contiguous, and so is its output.
+  for (int64_t s0 = 0, rows = 0; s0 < mt; s0 += rows) {
+    rows = CubeSliverRows(mt, mr, s0);
+    for (int64_t kk = 0; kk < k; ++kk) RunToFloats(a.base, a.type, kk * a.ld + m0 + s0, rows, out + s0 * k + kk * rows);
   }
 }
 

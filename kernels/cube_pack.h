@@ -27,8 +27,14 @@ struct OperandView {
   bool trans = false;
 };
 
-// Rows [m0, m0 + mt) of op(A), all k columns, into slivers of mr rows:
-// sliver s starts at out + s * mr * k. out holds mt * k + kCubePackASlack floats
+// Height of the A sliver that starts at tile row s0: mr, except that a short
+// remainder (< mr / 2 rows) is merged with the sliver before it and the two are
+// split evenly, so no micro-kernel runs with 1-2 rows (too few independent FMA
+// chains to cover the FMA latency).
+int64_t CubeSliverRows(int64_t mt, int mr, int64_t s0);
+
+// Rows [m0, m0 + mt) of op(A), all k columns, into slivers (CubeSliverRows):
+// the sliver starting at row s0 starts at out + s0 * k. out holds mt * k + kCubePackASlack floats
 // (the SIMD packer writes whole vectors past the end).
 void PackCubeA(const OperandView& a, int64_t m0, int64_t mt, int64_t k, int mr, float* out);
 

@@ -32,8 +32,14 @@ TEST(CubePack, ASliversHoldFp16RoundedValuesKMajor) {
                             trans ? m : k, trans};
         std::vector<float> out(mt * k + kCubePackASlack, -1.0f);
         PackCubeA(a, m0, mt, k, mr, out.data());
+        int64_t s0 = 0, rows = CubeSliverRows(mt, mr, 0);
         for (int64_t i = 0; i < mt; ++i) {
-          const int64_t s0 = i / mr * mr, rows = std::min<int64_t>(mr, mt - s0);
+          if (i == s0 + rows) {
+            s0 = i;
+            rows = CubeSliverRows(mt, mr, s0);
+          }
+          ASSERT_GE(rows, std::min<int64_t>(mr, mt) / 2) << "a sliver too short for the Cube's FMA latency";
+          ASSERT_LE(rows, 16);
           for (int64_t kk = 0; kk < k; ++kk) {
             const int64_t src = trans ? kk * m + (m0 + i) : (m0 + i) * k + kk;
             const float want = HalfToFloat(f16[src]);
@@ -41,6 +47,7 @@ TEST(CubePack, ASliversHoldFp16RoundedValuesKMajor) {
             ASSERT_EQ(std::memcmp(&want, &got, 4), 0) << "mr " << mr << " row " << i << " k " << kk;
           }
         }
+        EXPECT_EQ(s0 + rows, mt);
       }
     }
   }
