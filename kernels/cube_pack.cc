@@ -96,6 +96,49 @@ __attribute__((target("avx2,f16c"))) void PackSliverF16c(const Src* src, int64_t
   }
 }
 
+// Transposes an 8x8 block of 16-bit elements (SSE2, baseline x86-64).
+inline void Transpose8x8Epi16(__m128i r[8]) {
+  const __m128i t0 = _mm_unpacklo_epi16(r[0], r[1]), t1 = _mm_unpackhi_epi16(r[0], r[1]);
+  const __m128i t2 = _mm_unpacklo_epi16(r[2], r[3]), t3 = _mm_unpackhi_epi16(r[2], r[3]);
+  const __m128i t4 = _mm_unpacklo_epi16(r[4], r[5]), t5 = _mm_unpackhi_epi16(r[4], r[5]);
+  const __m128i t6 = _mm_unpacklo_epi16(r[6], r[7]), t7 = _mm_unpackhi_epi16(r[6], r[7]);
+  const __m128i u0 = _mm_unpacklo_epi32(t0, t2), u1 = _mm_unpackhi_epi32(t0, t2);
+  const __m128i u2 = _mm_unpacklo_epi32(t1, t3), u3 = _mm_unpackhi_epi32(t1, t3);
+  const __m128i u4 = _mm_unpacklo_epi32(t4, t6), u5 = _mm_unpackhi_epi32(t4, t6);
+  const __m128i u6 = _mm_unpacklo_epi32(t5, t7), u7 = _mm_unpackhi_epi32(t5, t7);
+  r[0] = _mm_unpacklo_epi64(u0, u4);
+  r[1] = _mm_unpackhi_epi64(u0, u4);
+  r[2] = _mm_unpacklo_epi64(u1, u5);
+  r[3] = _mm_unpackhi_epi64(u1, u5);
+  r[4] = _mm_unpacklo_epi64(u2, u6);
+  r[5] = _mm_unpackhi_epi64(u2, u6);
+  r[6] = _mm_unpacklo_epi64(u3, u7);
+  r[7] = _mm_unpackhi_epi64(u3, u7);
+}
+
+// Transposed fp16 B (weights stored n x k, as in a Linear layer): one fractal
+// column (cols <= 16 source rows) 8 k at a time, as two 8x8 transposes; columns
+// past `cols` are zero.
+void PackTransposedPanelF16(const half_bits* src, int64_t ld, int64_t cols, int64_t kc, half_bits* out) {
+  int64_t kk = 0;
+  for (; kk + 8 <= kc; kk += 8) {
+    __m128i v[2][8];
+    for (int64_t c = 0; c < 16; ++c) {
+      v[c / 8][c % 8] = c < cols ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + c * ld + kk))
+                                 : _mm_setzero_si128();
+    }
+    Transpose8x8Epi16(v[0]);
+    Transpose8x8Epi16(v[1]);
+    for (int64_t i = 0; i < 8; ++i) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (kk + i) * 16), v[0][i]);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (kk + i) * 16 + 8), v[1][i]);
+    }
+  }
+  for (; kk < kc; ++kk) {
+    for (int64_t c = 0; c < 16; ++c) out[kk * 16 + c] = c < cols ? src[c * ld + kk] : 0;
+  }
+}
+
 }  // namespace
 
 int64_t CubeSliverRows(int64_t mt, int mr, int64_t s0) {
@@ -163,6 +206,13 @@ void PackCubeB(const OperandView& b, int64_t n0, int64_t nt, int64_t k0, int64_t
       half_bits* dst = out + full * panel_stride;
       const half_bits* col = src + full * 16;
       for (int64_t kk = 0; kk < kc; ++kk) std::memcpy(dst + kk * 16, col + kk * b.ld, (nt - full * 16) * sizeof(half_bits));
+    }
+    return;
+  }
+  if (b.type == ElemType::kFloat16) {  // and transposed
+    const half_bits* src = static_cast<const half_bits*>(b.base) + n0 * b.ld + k0;
+    for (int64_t p = 0; p < panels; ++p) {
+      PackTransposedPanelF16(src + p * 16 * b.ld, b.ld, std::min<int64_t>(16, nt - p * 16), kc, out + p * panel_stride);
     }
     return;
   }

@@ -58,7 +58,7 @@ TEST(CubePack, BPanelsAreZeroPaddedFractalColumns) {
   std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
   for (ElemType type : {ElemType::kFloat16, ElemType::kFloat32}) {
     for (bool trans : {false, true}) {
-      const int64_t k = 50, n = 41, n0 = 5, nt = 35, k0 = 7, kc = 40, stride = kc * 16 + 32;
+      const int64_t k = 50, n = 41, n0 = 5, nt = 35, k0 = 7, kc = 37, stride = kc * 16 + 32;
       std::vector<float> f32(k * n);
       std::vector<half_bits> f16(k * n);
       for (int64_t i = 0; i < k * n; ++i) {
