@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian packages npuserve needs, only those missing (idempotent).
+#   scripts/install-deps.sh          build + run (npu-server, npu, demo)
+#   scripts/install-deps.sh --test   also what the test suite and benches use
+set -euo pipefail
+
+build_pkgs=(
+  g++ cmake ninja-build ccache pkg-config
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
+  libabsl-dev libcli11-dev libcpp-httplib-dev libonnx-dev libssl-dev
+)
+test_pkgs=(
+  libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev libdnnl-dev
+  python3-numpy python3-torch python3-onnx python3-yaml python3-matplotlib openssl
+)
+
+pkgs=("${build_pkgs[@]}")
+if [[ "${1:-}" == "--test" ]]; then pkgs+=("${test_pkgs[@]}"); fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#pkgs[@]} packages present"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
