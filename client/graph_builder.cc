@@ -48,6 +48,18 @@ npu::v1::AttributeValue AttrTensor(npu::v1::Tensor value) {
   return attr;
 }
 
+int64_t OnnxDataTypeCode(npu::v1::DataType dtype) {
+  switch (dtype) {
+    case npu::v1::FLOAT32: return 1;
+    case npu::v1::INT8: return 3;
+    case npu::v1::INT32: return 6;
+    case npu::v1::INT64: return 7;
+    case npu::v1::BOOL: return 9;
+    case npu::v1::FLOAT16: return 10;
+    default: return 0;
+  }
+}
+
 GraphBuilder::GraphBuilder(std::string graph_name) { graph_.set_name(std::move(graph_name)); }
 
 void GraphBuilder::RecordError(absl::Status status) {
@@ -138,7 +150,7 @@ std::vector<Value> GraphBuilder::OpN(const std::string& op_type, const std::vect
 }
 
 Value GraphBuilder::Cast(const Value& x, npu::v1::DataType to) {
-  return Op("Cast", {x}, {{"to", AttrInt(static_cast<int64_t>(to))}});
+  return Op("Cast", {x}, {{"to", AttrInt(OnnxDataTypeCode(to))}});
 }
 
 void GraphBuilder::Output(const Value& value, const std::string& name) {

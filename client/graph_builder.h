@@ -39,6 +39,10 @@ npu::v1::AttributeValue AttrFloats(std::vector<float> values);
 npu::v1::AttributeValue AttrStrings(std::vector<std::string> values);
 npu::v1::AttributeValue AttrTensor(npu::v1::Tensor value);
 
+// ONNX TensorProto.DataType code (FLOAT16 -> 10, FLOAT32 -> 1, ...), the
+// encoding of dtype attributes such as Cast's "to"; 0 when unspecified.
+int64_t OnnxDataTypeCode(npu::v1::DataType dtype);
+
 class GraphBuilder {
  public:
   explicit GraphBuilder(std::string graph_name);
@@ -59,7 +63,7 @@ class GraphBuilder {
   Value Add(const Value& a, const Value& b) { return Op("Add", {a, b}); }
   Value Mul(const Value& a, const Value& b) { return Op("Mul", {a, b}); }
   Value Relu(const Value& x) { return Op("Relu", {x}); }
-  // ONNX Cast; attribute "to" holds the npu.v1.DataType number.
+  // ONNX Cast; attribute "to" holds the ONNX TensorProto code of `to`, as in ONNX.
   Value Cast(const Value& x, npu::v1::DataType to);
 
   // Marks a value as a graph output, returned by Run under `name` (its own

@@ -1,5 +1,7 @@
 // `npu`: the command line client. Parses argv with CLI11 and hands each
 // command to its function in cli/, which tests drive directly.
+#include <unistd.h>
+
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -13,6 +15,7 @@
 #include "client/cli/cli_status.h"
 #include "client/cli/devices_command.h"
 #include "client/cli/health_command.h"
+#include "client/cli/load_command.h"
 #include "client/cli/run_command.h"
 #include "client/cli/stats_command.h"
 #include "client/client.h"
@@ -89,10 +92,31 @@ int main(int argc, char** argv) {
   run->add_option("--output-dir,-o", run_args.output_dir, "directory for NAME.npy outputs")
       ->required();
   run->add_option("--device", run_args.device, "npu:N (cuda:N is accepted)")->capture_default_str();
-  run->add_flag("--profile", run_args.profile, "print the modeled per-node profile");
+  run->add_flag("--profile", run_args.profile, "print the modeled op summary (msprof op_summary columns)");
+  run->add_option("--op-summary", run_args.op_summary_path, "write the modeled op summary as CSV")
+      ->type_name("FILE.csv");
+  run->add_option("--trace", run_args.trace_path, "write a Chrome trace-event JSON (Perfetto) of the run")
+      ->type_name("FILE.json");
   run->add_flag("--debug", run_args.debug, "also write every intermediate to DIR/intermediates/");
   run->add_option("--keep", run_args.keep, "output to keep on the device as a handle")
       ->allow_extra_args(false);
+
+  cli::LoadCommandArgs load_args;
+  std::string load_concurrency = "1";
+  CLI::App* load = app.add_subcommand("load", "load-test a graph: latency percentiles and throughput");
+  load->add_option("graph", load_args.graph_path, "graph as npu.v1.Graph JSON")->type_name("GRAPH.json")->required();
+  load->add_option("--input,-i", load_args.inputs, "NAME=FILE.npy; inputs not given are random")
+      ->allow_extra_args(false);
+  load->add_option("--concurrency,-c", load_concurrency, "concurrent callers per step, e.g. 1,4,16,64")
+      ->capture_default_str();
+  load->add_option("--rate", load_args.rate, "fixed request rate per step, req/s (0 = as fast as possible)")
+      ->capture_default_str();
+  load->add_option("--requests,-n", load_args.requests, "measured requests per step, at most")->capture_default_str();
+  load->add_option("--duration", load_args.duration_s, "seconds per step, at most")->capture_default_str();
+  load->add_option("--warmup", load_args.warmup, "unmeasured requests per step")->capture_default_str();
+  load->add_option("--format", load_args.format, "table, json or csv")->capture_default_str();
+  load->add_option("--device", load_args.device, "npu:N")->capture_default_str();
+  load->add_option("--seed", load_args.seed, "seed of the random inputs")->capture_default_str();
 
   try {
     app.parse(argc, argv);
@@ -120,6 +144,12 @@ int main(int argc, char** argv) {
     return *serving ? cli::kExitOk : cli::kExitServerError;
   } else if (*run) {
     status = cli::RunRunCommand(**client, run_args, std::cout, std::cerr);
+  } else if (*load) {
+    absl::StatusOr<std::vector<int>> levels = cli::ParseConcurrencyList(load_concurrency);
+    if (!levels.ok()) return cli::ReportError(levels.status(), std::cerr);
+    load_args.concurrency = *std::move(levels);
+    load_args.progress = isatty(STDERR_FILENO) != 0;
+    status = cli::RunLoadCommand(**client, load_args, std::cout, std::cerr);
   }
   return cli::ReportError(status, std::cerr);
 }

@@ -1,4 +1,6 @@
-// The per-node profile table `npu run --profile` prints.
+// What `npu run --profile` prints: the op summary (CANN msprof op_summary
+// columns, see op_summary.h), then the run's totals and the cores' mean
+// utilisation per unit. Cycles are modeled, not measured.
 #pragma once
 
 #include <ostream>
@@ -7,9 +9,6 @@
 
 namespace npu::client::cli {
 
-// One row per node (name, op, task type, block dim, start..end cycle,
-// duration in us = cycles / clock MHz, Cube/Vector/MTE2 busy cycles), then
-// the run's totals. Cycles are modeled, not measured.
 void PrintProfile(const npu::v1::Profile& profile, std::ostream& out);
 
 }  // namespace npu::client::cli

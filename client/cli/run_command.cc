@@ -6,12 +6,16 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "client/cli/chrome_trace.h"
 #include "client/cli/cli_status.h"
+#include "client/cli/op_summary.h"
 #include "client/cli/profile_table.h"
 #include "client/device_name.h"
 #include "client/graph_json.h"
+#include "onnx/onnx_import.h"
 #include "client/host_tensor.h"
 #include "client/npy.h"
 
@@ -110,7 +114,9 @@ absl::StatusOr<npu::v1::RunRequest> PrepareRunRequest(const RunCommandArgs& args
             << " (npuserve simulates Ascend NPUs)\n";
   }
 
-  absl::StatusOr<npu::v1::Graph> graph = LoadGraphJson(args.graph_path);
+  absl::StatusOr<npu::v1::Graph> graph = absl::EndsWith(args.graph_path, ".onnx")
+                                             ? onnxio::LoadOnnxGraph(args.graph_path)
+                                             : LoadGraphJson(args.graph_path);
   if (!graph.ok()) return UsageError(graph.status());
 
   absl::StatusOr<std::vector<std::pair<std::string, std::string>>> specs =
@@ -164,7 +170,7 @@ absl::StatusOr<npu::v1::RunRequest> PrepareRunRequest(const RunCommandArgs& args
   *request.mutable_graph() = *std::move(graph);
   npu::v1::RunOptions* options = request.mutable_options();
   options->set_device(*device);
-  options->set_profile(args.profile);
+  options->set_profile(args.profile || !args.op_summary_path.empty() || !args.trace_path.empty());
   options->set_debug(args.debug);
   for (const std::string& name : args.keep) options->add_keep_on_device(name);
   return request;
@@ -204,11 +210,20 @@ absl::Status WriteRunResults(const npu::v1::RunResponse& response, const RunComm
     out << "debug: " << written << " intermediate values -> " << dir << "\n";
   }
 
-  if (args.profile) {
-    if (response.has_profile()) {
-      PrintProfile(response.profile(), out);
-    } else {
+  const bool wants_files = !args.op_summary_path.empty() || !args.trace_path.empty();
+  if (args.profile || wants_files) {
+    if (!response.has_profile()) {
       notices << "note: the server returned no profile\n";
+      return absl::OkStatus();
+    }
+    if (args.profile) PrintProfile(response.profile(), out);
+    if (!args.op_summary_path.empty()) {
+      if (absl::Status s = WriteOpSummaryCsvFile(response.profile(), args.op_summary_path); !s.ok()) return s;
+      out << "op summary -> " << args.op_summary_path << "\n";
+    }
+    if (!args.trace_path.empty()) {
+      if (absl::Status s = WriteChromeTraceFile(response.profile(), args.trace_path); !s.ok()) return s;
+      out << "trace -> " << args.trace_path << " (open in https://ui.perfetto.dev)\n";
     }
   }
   return absl::OkStatus();

@@ -91,7 +91,7 @@ TEST(GraphBuilderTest, GenericOpWithAttributes) {
   EXPECT_THAT(graph.nodes(1).outputs(), ElementsAre("first", "Split_0_out1"));
   EXPECT_THAT(graph.nodes(1).attributes().at("split").ints().values(), ElementsAre(2, 3));
   EXPECT_EQ(graph.nodes(2).op_type(), "Cast");
-  EXPECT_EQ(graph.nodes(2).attributes().at("to").i(), npu::v1::FLOAT16);
+  EXPECT_EQ(graph.nodes(2).attributes().at("to").i(), 10);  // ONNX FLOAT16
   EXPECT_THAT(graph.nodes(2).inputs(), ElementsAre("Split_0_out1"));
   EXPECT_THAT(graph.outputs(), ElementsAre("first", "Cast_0_out"));
 }
@@ -129,6 +129,16 @@ TEST(GraphBuilderTest, MisuseIsRecorded) {
   h.Relu(Value{"nowhere"});
   EXPECT_THAT(std::string(h.status().message()), HasSubstr("\"nowhere\" is not defined"));
   (void)x;
+}
+
+TEST(GraphBuilderTest, OnnxDataTypeCodes) {
+  EXPECT_EQ(OnnxDataTypeCode(npu::v1::FLOAT32), 1);
+  EXPECT_EQ(OnnxDataTypeCode(npu::v1::INT8), 3);
+  EXPECT_EQ(OnnxDataTypeCode(npu::v1::INT32), 6);
+  EXPECT_EQ(OnnxDataTypeCode(npu::v1::INT64), 7);
+  EXPECT_EQ(OnnxDataTypeCode(npu::v1::BOOL), 9);
+  EXPECT_EQ(OnnxDataTypeCode(npu::v1::FLOAT16), 10);
+  EXPECT_EQ(OnnxDataTypeCode(npu::v1::DATA_TYPE_UNSPECIFIED), 0);
 }
 
 TEST(GraphBuilderTest, AttributeHelpers) {
