@@ -24,6 +24,8 @@ struct Isa {
 
 }  // namespace
 
-constexpr CubeMicroKernelSet kPortableCubeKernels = MakeCubeKernelSet<4, 1>();
+// Two fractal columns per call, like the AVX-512 set, so that the two-column path of
+// the tile driver is exercised (and tested) on CPUs without AVX-512 as well.
+constexpr CubeMicroKernelSet kPortableCubeKernels = MakeCubeKernelSet<4, 2>();
 
 }  // namespace npu::kernels
