@@ -179,10 +179,17 @@ void PackCubeA(const OperandView& a, int64_t m0, int64_t mt, int64_t k, int mr, 
     }
     return;
   }
-  // Transposed A: for a fixed k a sliver's rows are contiguous, and so is its output.
-  for (int64_t s0 = 0, rows = 0; s0 < mt; s0 += rows) {
-    rows = CubeSliverRows(mt, mr, s0);
-    for (int64_t kk = 0; kk < k; ++kk) RunToFloats(a.base, a.type, kk * a.ld + m0 + s0, rows, out + s0 * k + kk * rows);
+  // Transposed A: for a fixed k the tile's rows are contiguous. Widen a run of whole
+  // slivers (<= kChunk rows) at once, then copy each sliver's piece into place.
+  for (int64_t g0 = 0, g1 = 0; g0 < mt; g0 = g1) {
+    for (g1 = g0; g1 < mt && g1 - g0 + CubeSliverRows(mt, mr, g1) <= kChunk;) g1 += CubeSliverRows(mt, mr, g1);
+    for (int64_t kk = 0; kk < k; ++kk) {
+      RunToFloats(a.base, a.type, kk * a.ld + m0 + g0, g1 - g0, tmp);
+      for (int64_t s0 = g0, rows = 0; s0 < g1; s0 += rows) {
+        rows = CubeSliverRows(mt, mr, s0);
+        std::memcpy(out + s0 * k + kk * rows, tmp + (s0 - g0), rows * sizeof(float));
+      }
+    }
   }
 }
 
