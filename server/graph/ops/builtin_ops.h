@@ -6,13 +6,35 @@
 namespace npu::graph::ops {
 
 void RegisterCubeOps(OpRegistry& r);         // MatMul
-void RegisterElementwiseOps(OpRegistry& r);  // Add, Mul, Relu, ...
+void RegisterGemmOp(OpRegistry& r);
+void RegisterConvOp(OpRegistry& r);
+void RegisterElementwiseOps(OpRegistry& r);  // Add, Mul, Pow, Equal, Where, ...
+void RegisterActivationOps(OpRegistry& r);   // Relu, Exp, Gelu, Clip, ...
 void RegisterCastOp(OpRegistry& r);
+void RegisterReduceOps(OpRegistry& r);       // ReduceSum/Mean/Max/Min, ArgMax
+void RegisterSoftmaxOps(OpRegistry& r);      // Softmax, LogSoftmax
+void RegisterNormOps(OpRegistry& r);         // LayerNormalization, BatchNormalization
+void RegisterPoolOps(OpRegistry& r);         // MaxPool, AveragePool, GlobalAveragePool
+void RegisterViewOps(OpRegistry& r);         // Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout
+void RegisterCopyOps(OpRegistry& r);         // Transpose, Slice, Expand, Concat, Split
+void RegisterGatherOp(OpRegistry& r);
+void RegisterConstantOps(OpRegistry& r);     // Constant, Shape
 
 inline void RegisterBuiltinOps(OpRegistry& r) {
   RegisterCubeOps(r);
+  RegisterGemmOp(r);
+  RegisterConvOp(r);
   RegisterElementwiseOps(r);
+  RegisterActivationOps(r);
   RegisterCastOp(r);
+  RegisterReduceOps(r);
+  RegisterSoftmaxOps(r);
+  RegisterNormOps(r);
+  RegisterPoolOps(r);
+  RegisterViewOps(r);
+  RegisterCopyOps(r);
+  RegisterGatherOp(r);
+  RegisterConstantOps(r);
 }
 
 }  // namespace npu::graph::ops

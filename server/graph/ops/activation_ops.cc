@@ -1,0 +1,155 @@
+// Vector unary ops: Relu, Neg, Abs, Sqrt, Reciprocal, Exp, Log, Erf, Sigmoid,
+// Tanh, Silu, Gelu, LeakyRelu, HardSigmoid and Clip. Computed in fp32, rounded
+// once to the output type. Transcendentals count the Vector passes a Da Vinci
+// core spends on them (exp/ln/erf are multi-instruction sequences there).
+#include <limits>
+#include <vector>
+
+#include "kernels/vector_math.h"
+#include "server/graph/node_error.h"
+#include "server/graph/ops/builtin_ops.h"
+#include "server/graph/ops/vector_chunks.h"
+
+namespace npu::graph::ops {
+namespace {
+
+using kernels::UnaryOp;
+using kernels::UnaryParams;
+
+absl::Status CheckFloatInput(const InferContext& c, int i) {
+  if (IsFloat(c.inputs[i]->dtype)) return absl::OkStatus();
+  return NodeError(c.node, "input \"", c.node.inputs(i), "\": dtype ", DataTypeName(c.inputs[i]->dtype),
+                   " is not supported (FLOAT16, FLOAT32)");
+}
+
+// The op's parameters from its attributes (validated at plan time, read again
+// at run time: cheap, and keeps the OpDef stateless).
+absl::StatusOr<UnaryParams> ParamsFor(UnaryOp op, const NodeAttributes& attrs) {
+  UnaryParams p;
+  if (op == UnaryOp::kLeakyRelu) {
+    auto alpha = attrs.Float("alpha", 0.01f);
+    if (!alpha.ok()) return alpha.status();
+    p.alpha = *alpha;
+  } else if (op == UnaryOp::kHardSigmoid) {
+    auto alpha = attrs.Float("alpha", 0.2f);
+    if (!alpha.ok()) return alpha.status();
+    auto beta = attrs.Float("beta", 0.5f);
+    if (!beta.ok()) return beta.status();
+    p.alpha = *alpha;
+    p.beta = *beta;
+  }
+  return p;
+}
+
+absl::Status CheckAttributes(const InferContext& c, UnaryOp op) {
+  switch (op) {
+    case UnaryOp::kLeakyRelu: return c.attrs.CheckKnown({"alpha"});
+    case UnaryOp::kHardSigmoid: return c.attrs.CheckKnown({"alpha", "beta"});
+    case UnaryOp::kGeluErf: return c.attrs.CheckKnown({"approximate"});
+    default: return c.attrs.CheckKnown({});
+  }
+}
+
+// Vector passes per chunk: 1 for simple arithmetic, more for the sequences a
+// Vector unit runs for exp/ln/erf/tanh and the activations built from them.
+int64_t PassesFor(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::kRelu: case UnaryOp::kNeg: case UnaryOp::kAbs: case UnaryOp::kLeakyRelu:
+    case UnaryOp::kClip: return 1;
+    case UnaryOp::kSqrt: case UnaryOp::kReciprocal: case UnaryOp::kHardSigmoid: return 2;
+    case UnaryOp::kExp: case UnaryOp::kLog: case UnaryOp::kTanh: return 4;
+    case UnaryOp::kSigmoid: case UnaryOp::kSilu: case UnaryOp::kErf: return 6;
+    case UnaryOp::kGeluErf: case UnaryOp::kGeluTanh: return 8;
+  }
+  return 1;
+}
+
+absl::StatusOr<std::vector<TensorType>> InferUnary(InferContext& c, UnaryOp op) {
+  if (auto s = CheckAttributes(c, op); !s.ok()) return s;
+  if (op == UnaryOp::kGeluErf) {
+    auto approx = c.attrs.String("approximate", "none");
+    if (!approx.ok()) return approx.status();
+    if (*approx != "none" && *approx != "tanh") {
+      return NodeError(c.node, "attribute \"approximate\" = \"", *approx, "\" (expected \"none\" or \"tanh\")");
+    }
+  }
+  if (auto p = ParamsFor(op, c.attrs); !p.ok()) return p.status();
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    if (c.inputs[i] == nullptr) continue;
+    if (auto s = CheckFloatInput(c, static_cast<int>(i)); !s.ok()) return s;
+  }
+  for (size_t i = 1; i < c.inputs.size(); ++i) {  // Clip's min and max
+    if (c.inputs[i] == nullptr) continue;
+    if (c.inputs[i]->elements() != 1) {
+      return NodeError(c.node, "input \"", c.node.inputs(static_cast<int>(i)), "\" must be a scalar, got ",
+                       ShapeToString(c.inputs[i]->shape));
+    }
+  }
+  return std::vector<TensorType>{*c.inputs[0]};
+}
+
+float ScalarInput(const RunContext& ctx, size_t i, float fallback) {
+  if (i >= ctx.inputs.size() || ctx.inputs[i] == nullptr) return fallback;
+  float v = 0;
+  LoadAsFloat(*ctx.inputs[i], 0, 1, 1, &v);
+  return v;
+}
+
+absl::Status RunUnary(RunContext& ctx, UnaryOp op) {
+  if (op == UnaryOp::kGeluErf && ctx.attrs.String("approximate", "none").value_or("none") == "tanh") {
+    op = UnaryOp::kGeluTanh;
+  }
+  auto params = ParamsFor(op, ctx.attrs);
+  if (!params.ok()) return params.status();
+  UnaryParams p = *params;
+  if (op == UnaryOp::kClip) {
+    p.alpha = ScalarInput(ctx, 1, -std::numeric_limits<float>::infinity());
+    p.beta = ScalarInput(ctx, 2, std::numeric_limits<float>::infinity());
+  }
+  const HostTensor& x = *ctx.inputs[0];
+  const HostTensor& out = ctx.outputs[0];
+  const BroadcastMap same(x.type().shape, out.type().shape);
+  const bool saturate = ctx.preset.fp16_saturation;
+  ForEachChunk(ctx, 2, PassesFor(op), [&](int64_t s, int64_t len) {
+    thread_local std::vector<float> xi, xo;
+    const float* pi = ChunkAsFloat(x, same, s, len, xi);
+    float* po = OutChunk(out, s, len, xo);
+    kernels::UnaryF32(op, pi, po, static_cast<size_t>(len), p);
+    FinishChunk(out, s, len, po, saturate);
+  });
+  return absl::OkStatus();
+}
+
+OpDef UnaryDef(std::string name, UnaryOp op, int max_inputs = 1) {
+  OpDef d;
+  d.name = std::move(name);
+  d.units = "Vector, MTE2, MTE3";
+  d.task_type = device::TaskType::kAiVectorCore;
+  d.dtypes = {v1::FLOAT16, v1::FLOAT32};
+  d.max_inputs = max_inputs;
+  d.infer = [op](InferContext& c) { return InferUnary(c, op); };
+  d.run = [op](RunContext& c) { return RunUnary(c, op); };
+  return d;
+}
+
+}  // namespace
+
+void RegisterActivationOps(OpRegistry& r) {
+  r.Register(UnaryDef("Relu", UnaryOp::kRelu));
+  r.Register(UnaryDef("Neg", UnaryOp::kNeg));
+  r.Register(UnaryDef("Abs", UnaryOp::kAbs));
+  r.Register(UnaryDef("Sqrt", UnaryOp::kSqrt));
+  r.Register(UnaryDef("Reciprocal", UnaryOp::kReciprocal));
+  r.Register(UnaryDef("Exp", UnaryOp::kExp));
+  r.Register(UnaryDef("Log", UnaryOp::kLog));
+  r.Register(UnaryDef("Erf", UnaryOp::kErf));
+  r.Register(UnaryDef("Sigmoid", UnaryOp::kSigmoid));
+  r.Register(UnaryDef("Tanh", UnaryOp::kTanh));
+  r.Register(UnaryDef("Silu", UnaryOp::kSilu));  // not an ONNX op; x * sigmoid(x) as one node
+  r.Register(UnaryDef("Gelu", UnaryOp::kGeluErf));
+  r.Register(UnaryDef("LeakyRelu", UnaryOp::kLeakyRelu));
+  r.Register(UnaryDef("HardSigmoid", UnaryOp::kHardSigmoid));
+  r.Register(UnaryDef("Clip", UnaryOp::kClip, 3));
+}
+
+}  // namespace npu::graph::ops

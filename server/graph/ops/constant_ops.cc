@@ -1,0 +1,115 @@
+// Constant and Shape: values known at plan time. Constant's tensor comes from
+// its attribute; Shape writes its input's dims (INT64). Neither reads tensor
+// bytes, so neither does device work beyond writing a few bytes.
+#include <cstring>
+#include <vector>
+
+#include "server/graph/node_error.h"
+#include "server/graph/ops/builtin_ops.h"
+#include "server/graph/ops/shape_args.h"
+
+namespace npu::graph::ops {
+namespace {
+
+// The Constant's value as a tensor message (value_* attributes are folded in).
+absl::StatusOr<v1::Tensor> ConstantValue(const v1::Node& node) {
+  if (node.attributes_size() != 1) {
+    return NodeError(node, "needs exactly one of the attributes value, value_float, value_floats, value_int, "
+                           "value_ints");
+  }
+  const auto& [name, a] = *node.attributes().begin();
+  v1::Tensor t;
+  if (name == "value" && a.has_t()) {
+    t = a.t();
+  } else if (name == "value_float" && a.value_case() == v1::AttributeValue::kF) {
+    t.set_dtype(v1::FLOAT32);
+    const float f = a.f();
+    t.set_data(&f, sizeof f);
+  } else if (name == "value_int" && a.value_case() == v1::AttributeValue::kI) {
+    t.set_dtype(v1::INT64);
+    const int64_t i = a.i();
+    t.set_data(&i, sizeof i);
+  } else if (name == "value_floats" && a.has_floats()) {
+    t.set_dtype(v1::FLOAT32);
+    t.add_shape(a.floats().values_size());
+    t.set_data(a.floats().values().data(), sizeof(float) * a.floats().values_size());
+  } else if (name == "value_ints" && a.has_ints()) {
+    t.set_dtype(v1::INT64);
+    t.add_shape(a.ints().values_size());
+    t.set_data(a.ints().values().data(), sizeof(int64_t) * a.ints().values_size());
+  } else {
+    return NodeError(node, "attribute \"", name, "\" is not supported (or has the wrong type)");
+  }
+  return t;
+}
+
+absl::StatusOr<std::vector<TensorType>> InferConstant(InferContext& c) {
+  auto t = ConstantValue(c.node);
+  if (!t.ok()) return t.status();
+  auto type = ValidateType(t->dtype(), t->shape(), NodeLabel(c.node) + " value");
+  if (!type.ok()) return type.status();
+  if (type->bytes() != t->data().size()) {
+    return NodeError(c.node, "value ", ToString(*type), " needs ", type->bytes(), " bytes, got ", t->data().size());
+  }
+  return std::vector<TensorType>{*type};
+}
+
+absl::Status RunConstant(RunContext& ctx) {
+  // Read straight from the node's attribute: the plan owns the node, so the
+  // bytes live as long as the plan; no copy.
+  const v1::Node& node = ctx.node;
+  const auto& [name, a] = *node.attributes().begin();
+  if (name == "value") {
+    ctx.outputs[0] = HostTensor(ctx.outputs[0].type(), nullptr,
+                                reinterpret_cast<const std::byte*>(a.t().data().data()));
+    return absl::OkStatus();
+  }
+  auto t = ConstantValue(node);
+  if (!t.ok()) return t.status();
+  std::memcpy(ctx.outputs[0].mutable_data(), t->data().data(), t->data().size());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<TensorType>> InferShape(InferContext& c) {
+  if (auto s = c.attrs.CheckKnown({"start", "end"}); !s.ok()) return s;
+  const int64_t rank = static_cast<int64_t>(c.inputs[0]->shape.size());
+  auto start = c.attrs.Int("start", 0);
+  auto end = c.attrs.Int("end", rank);
+  if (!start.ok()) return start.status();
+  if (!end.ok()) return end.status();
+  auto clampdim = [rank](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + rank : v, 0, rank); };
+  const int64_t n = std::max<int64_t>(0, clampdim(*end) - clampdim(*start));
+  return std::vector<TensorType>{{v1::INT64, {n}}};
+}
+
+absl::Status RunShape(RunContext& ctx) {
+  const Shape& s = ctx.inputs[0]->type().shape;
+  const int64_t rank = static_cast<int64_t>(s.size());
+  int64_t start = ctx.attrs.Int("start", 0).value_or(0);
+  start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+  const HostTensor& out = ctx.outputs[0];
+  for (int64_t i = 0; i < out.type().elements(); ++i) out.mutable_as<int64_t>()[i] = s[start + i];
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void RegisterConstantOps(OpRegistry& r) {
+  OpDef c;
+  c.name = "Constant";
+  c.units = "none (plan-time value)";
+  c.dtypes = {v1::FLOAT16, v1::FLOAT32, v1::INT32, v1::INT8, v1::BOOL, v1::INT64};
+  c.min_inputs = c.max_inputs = 0;
+  c.infer = InferConstant;
+  c.run = RunConstant;
+  r.Register(std::move(c));
+  OpDef s;
+  s.name = "Shape";
+  s.units = "Scalar";
+  s.dtypes = {v1::FLOAT16, v1::FLOAT32, v1::INT32, v1::INT8, v1::BOOL, v1::INT64};
+  s.infer = InferShape;
+  s.run = RunShape;
+  r.Register(std::move(s));
+}
+
+}  // namespace npu::graph::ops

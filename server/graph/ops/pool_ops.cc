@@ -1,0 +1,217 @@
+// MaxPool, AveragePool (2-D, NCHW; kernel_shape, strides, pads, dilations for
+// MaxPool, ceil_mode, count_include_pad) and GlobalAveragePool (any spatial
+// rank) on the Vector unit: each output row is built by one Vector pass per
+// kernel tap over the input rows in UB.
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "server/graph/element_access.h"
+#include "server/graph/node_error.h"
+#include "server/graph/ops/builtin_ops.h"
+#include "server/graph/vector_tiling.h"
+
+namespace npu::graph::ops {
+namespace {
+
+struct PoolGeometry {
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
+  int64_t pt = 0, pl = 0, pb = 0, pr = 0;
+  int64_t oh = 0, ow = 0;
+  bool include_pad = false;
+};
+
+int64_t PooledSize(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pad_begin, int64_t pad_end, bool ceil) {
+  const int64_t span = in + pad_begin + pad_end - ((k - 1) * d + 1);
+  if (span < 0) return 0;
+  int64_t out = (ceil ? (span + s - 1) / s : span / s) + 1;
+  // A last window that starts in the end padding is dropped (as torch does).
+  if (ceil && (out - 1) * s >= in + pad_begin) --out;
+  return out;
+}
+
+absl::StatusOr<PoolGeometry> Geometry(const v1::Node& node, const NodeAttributes& attrs, const Shape& x, bool max) {
+  if (x.size() != 4) return NodeError(node, "input \"", node.inputs(0), "\" must be 4-D (N, C, H, W), got rank ", x.size());
+  auto k = attrs.Ints("kernel_shape", {});
+  auto s = attrs.Ints("strides", {1, 1});
+  auto d = attrs.Ints("dilations", {1, 1});
+  auto p = attrs.Ints("pads", {0, 0, 0, 0});
+  auto ceil = attrs.Int("ceil_mode", 0);
+  auto pad = attrs.Int("count_include_pad", 0);
+  auto auto_pad = attrs.String("auto_pad", "NOTSET");
+  auto order = attrs.Int("storage_order", 0);
+  for (const absl::Status& st : {k.status(), s.status(), d.status(), p.status(), ceil.status(), pad.status(),
+                                 auto_pad.status(), order.status()}) {
+    if (!st.ok()) return st;
+  }
+  if (k->size() != 2) return NodeError(node, "attribute \"kernel_shape\" must have 2 entries");
+  if (s->size() != 2 || d->size() != 2 || p->size() != 4) {
+    return NodeError(node, "strides and dilations need 2 entries, pads 4");
+  }
+  if (*auto_pad != "NOTSET" && *auto_pad != "VALID") {
+    return NodeError(node, "attribute \"auto_pad\" = \"", *auto_pad, "\" is not supported (NOTSET, VALID)");
+  }
+  if (*order != 0) return NodeError(node, "attribute \"storage_order\" must be 0");
+  if (!max && ((*d)[0] != 1 || (*d)[1] != 1)) return NodeError(node, "AveragePool dilations must be 1");
+  PoolGeometry g{(*k)[0], (*k)[1], (*s)[0], (*s)[1], (*d)[0], (*d)[1], (*p)[0], (*p)[1], (*p)[2], (*p)[3]};
+  if (*auto_pad == "VALID") g.pt = g.pl = g.pb = g.pr = 0;
+  for (int64_t v : {g.kh, g.kw, g.sh, g.sw, g.dh, g.dw}) {
+    if (v < 1) return NodeError(node, "kernel_shape, strides and dilations must be >= 1");
+  }
+  for (int64_t v : {g.pt, g.pl, g.pb, g.pr}) {
+    if (v < 0) return NodeError(node, "pads must be >= 0");
+  }
+  g.include_pad = *pad != 0;
+  g.oh = PooledSize(x[2], g.kh, g.sh, g.dh, g.pt, g.pb, *ceil != 0);
+  g.ow = PooledSize(x[3], g.kw, g.sw, g.dw, g.pl, g.pr, *ceil != 0);
+  return g;
+}
+
+absl::StatusOr<std::vector<TensorType>> InferPool(InferContext& c, bool max) {
+  if (max) {
+    if (auto s = c.attrs.CheckKnown({"kernel_shape", "strides", "pads", "dilations", "ceil_mode", "auto_pad",
+                                     "storage_order"});
+        !s.ok()) {
+      return s;
+    }
+  } else if (auto s = c.attrs.CheckKnown({"kernel_shape", "strides", "pads", "dilations", "ceil_mode", "auto_pad",
+                                            "count_include_pad"});
+             !s.ok()) {
+    return s;
+  }
+  const TensorType& x = *c.inputs[0];
+  if (!IsFloat(x.dtype)) {
+    return NodeError(c.node, "input \"", c.node.inputs(0), "\": dtype ", DataTypeName(x.dtype),
+                     " is not supported (FLOAT16, FLOAT32)");
+  }
+  auto g = Geometry(c.node, c.attrs, x.shape, max);
+  if (!g.ok()) return g.status();
+  return std::vector<TensorType>{{x.dtype, {x.shape[0], x.shape[1], g->oh, g->ow}}};
+}
+
+absl::Status RunPool(RunContext& ctx, bool max) {
+  const HostTensor& x = *ctx.inputs[0];
+  const HostTensor& out = ctx.outputs[0];
+  const Shape& s = x.type().shape;
+  auto geo = Geometry(ctx.node, ctx.attrs, s, max);
+  if (!geo.ok()) return geo.status();
+  const PoolGeometry& g = *geo;
+  const int64_t h = s[2], w = s[3], planes = s[0] * s[1];
+  if (planes == 0 || g.oh == 0 || g.ow == 0) return absl::OkStatus();
+  const int64_t tiles = std::min<int64_t>(planes, ctx.preset.vector_unit_cores());
+  ctx.work.tiles.assign(static_cast<size_t>(tiles), device::TileWork{});
+  const int64_t bytes = static_cast<int64_t>(ElementSize(x.type().dtype));
+  const bool saturate = ctx.preset.fp16_saturation;
+#pragma omp parallel for schedule(static)
+  for (int64_t t = 0; t < tiles; ++t) {
+    device::TileWork& work = ctx.work.tiles[static_cast<size_t>(t)];
+    work.pipeline_steps = 0;
+    thread_local std::vector<float> in, res;
+    in.resize(static_cast<size_t>(h * w));
+    res.resize(static_cast<size_t>(g.oh * g.ow));
+    for (int64_t p = planes * t / tiles; p < planes * (t + 1) / tiles; ++p) {
+      LoadAsFloat(x, p * h * w, 1, h * w, in.data());
+      for (int64_t oy = 0; oy < g.oh; ++oy) {
+        for (int64_t ox = 0; ox < g.ow; ++ox) {
+          const int64_t y0 = oy * g.sh - g.pt, x0 = ox * g.sw - g.pl;
+          float acc = max ? -std::numeric_limits<float>::infinity() : 0.0f;
+          int64_t count = 0;
+          for (int64_t ky = 0; ky < g.kh; ++ky) {
+            const int64_t iy = y0 + ky * g.dh;
+            if (iy < 0 || iy >= h) continue;
+            for (int64_t kx = 0; kx < g.kw; ++kx) {
+              const int64_t ix = x0 + kx * g.dw;
+              if (ix < 0 || ix >= w) continue;
+              const float v = in[iy * w + ix];
+              acc = max ? ((v > acc || v != v) ? v : acc) : acc + v;
+              ++count;
+            }
+          }
+          if (!max) {
+            // torch's divisor: the window clipped to the padded input, or to the input itself.
+            const int64_t y1 = std::min(y0 + g.kh, h + g.pb), x1 = std::min(x0 + g.kw, w + g.pr);
+            const int64_t padded = (y1 - y0) * (x1 - x0);
+            acc /= static_cast<float>(g.include_pad ? padded : std::max<int64_t>(count, 1));
+          }
+          res[oy * g.ow + ox] = acc;
+        }
+        // One Vector pass per kernel tap over the output row.
+        work += VectorChunkWork(g.ow, 0, 0, 4, g.kh * g.kw);
+      }
+      StoreFromFloat(out, p * g.oh * g.ow, g.oh * g.ow, res.data(), saturate);
+      work.mte2_bytes += static_cast<uint64_t>(h * w * bytes);
+      work.mte3_bytes += static_cast<uint64_t>(g.oh * g.ow * bytes);
+    }
+    work.pipeline_steps = std::max<uint64_t>(1, work.pipeline_steps);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<TensorType>> InferGlobalAvg(InferContext& c) {
+  if (auto s = c.attrs.CheckKnown({}); !s.ok()) return s;
+  const TensorType& x = *c.inputs[0];
+  if (!IsFloat(x.dtype) || x.shape.size() < 3) {
+    return NodeError(c.node, "input \"", c.node.inputs(0), "\" must be FLOAT16/FLOAT32 of rank >= 3, got ",
+                     ToString(x));
+  }
+  Shape out = x.shape;
+  std::fill(out.begin() + 2, out.end(), 1);
+  return std::vector<TensorType>{{x.dtype, out}};
+}
+
+absl::Status RunGlobalAvg(RunContext& ctx) {
+  const HostTensor& x = *ctx.inputs[0];
+  const HostTensor& out = ctx.outputs[0];
+  const int64_t planes = x.type().shape[0] * x.type().shape[1];
+  const int64_t spatial = planes == 0 ? 0 : x.type().elements() / planes;
+  if (planes == 0) return absl::OkStatus();
+  std::vector<float> res(static_cast<size_t>(planes));
+  const int64_t tiles = std::min<int64_t>(planes, ctx.preset.vector_unit_cores());
+  ctx.work.tiles.assign(static_cast<size_t>(tiles), device::TileWork{});
+  const int64_t bytes = static_cast<int64_t>(ElementSize(x.type().dtype));
+#pragma omp parallel for schedule(static)
+  for (int64_t t = 0; t < tiles; ++t) {
+    device::TileWork& w = ctx.work.tiles[static_cast<size_t>(t)];
+    w.pipeline_steps = 0;
+    thread_local std::vector<float> buf;
+    buf.resize(static_cast<size_t>(spatial));
+    for (int64_t p = planes * t / tiles; p < planes * (t + 1) / tiles; ++p) {
+      LoadAsFloat(x, p * spatial, 1, spatial, buf.data());
+      float sum = 0.0f;
+      for (float v : buf) sum += v;
+      res[p] = spatial ? sum / static_cast<float>(spatial) : 0.0f;
+      w += VectorChunkWork(spatial, spatial * bytes, bytes, 4, 1);
+    }
+    w.pipeline_steps = std::max<uint64_t>(1, w.pipeline_steps);
+  }
+  StoreFromFloat(out, 0, planes, res.data(), ctx.preset.fp16_saturation);
+  return absl::OkStatus();
+}
+
+OpDef PoolDef(std::string name, bool max) {
+  OpDef d;
+  d.name = std::move(name);
+  d.units = "Vector, MTE2, MTE3";
+  d.task_type = device::TaskType::kAiVectorCore;
+  d.dtypes = {v1::FLOAT16, v1::FLOAT32};
+  d.infer = [max](InferContext& c) { return InferPool(c, max); };
+  d.run = [max](RunContext& c) { return RunPool(c, max); };
+  return d;
+}
+
+}  // namespace
+
+void RegisterPoolOps(OpRegistry& r) {
+  r.Register(PoolDef("MaxPool", true));
+  r.Register(PoolDef("AveragePool", false));
+  OpDef g;
+  g.name = "GlobalAveragePool";
+  g.units = "Vector, MTE2, MTE3";
+  g.task_type = device::TaskType::kAiVectorCore;
+  g.dtypes = {v1::FLOAT16, v1::FLOAT32};
+  g.infer = InferGlobalAvg;
+  g.run = RunGlobalAvg;
+  r.Register(std::move(g));
+}
+
+}  // namespace npu::graph::ops

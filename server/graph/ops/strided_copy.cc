@@ -1,0 +1,69 @@
+#include "server/graph/ops/strided_copy.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace npu::graph::ops {
+namespace {
+
+template <typename T>
+void CopyRow(const std::byte* src, int64_t src_stride, std::byte* dst, int64_t dst_stride, int64_t n) {
+  const T* s = reinterpret_cast<const T*>(src);
+  T* d = reinterpret_cast<T*>(dst);
+  for (int64_t i = 0; i < n; ++i) d[i * dst_stride] = s[i * src_stride];
+}
+
+void CopyRowBytes(const std::byte* src, int64_t src_stride, std::byte* dst, int64_t dst_stride, int64_t n,
+                  size_t esize) {
+  if (src_stride == 1 && dst_stride == 1) {
+    std::memcpy(dst, src, static_cast<size_t>(n) * esize);
+    return;
+  }
+  switch (esize) {
+    case 1: return CopyRow<uint8_t>(src, src_stride, dst, dst_stride, n);
+    case 2: return CopyRow<uint16_t>(src, src_stride, dst, dst_stride, n);
+    case 4: return CopyRow<uint32_t>(src, src_stride, dst, dst_stride, n);
+    default: return CopyRow<uint64_t>(src, src_stride, dst, dst_stride, n);
+  }
+}
+
+}  // namespace
+
+void CopyRegion(RunContext& ctx, const HostTensor& src, const HostTensor& dst, const StridedRegion& r) {
+  const size_t esize = ElementSize(src.type().dtype);
+  const int rank = static_cast<int>(r.shape.size());
+  int64_t rows = 1;
+  for (int d = 0; d + 1 < rank; ++d) rows *= r.shape[d];
+  const int64_t inner = rank == 0 ? 1 : r.shape.back();
+  if (rows == 0 || inner == 0) return;
+  const int64_t src_inner = rank == 0 ? 1 : r.src_strides.back();
+  const int64_t dst_inner = rank == 0 ? 1 : r.dst_strides.back();
+  const int64_t tiles = std::min<int64_t>(rows, ctx.preset.vector_unit_cores());
+  const size_t first = ctx.work.tiles.size();
+  ctx.work.tiles.resize(first + static_cast<size_t>(tiles));
+#pragma omp parallel for schedule(static)
+  for (int64_t t = 0; t < tiles; ++t) {
+    device::TileWork& w = ctx.work.tiles[first + static_cast<size_t>(t)];
+    w.pipeline_steps = 0;
+    const int64_t begin = rows * t / tiles, end = rows * (t + 1) / tiles;
+    for (int64_t row = begin; row < end; ++row) {
+      int64_t src_off = r.src_base, dst_off = r.dst_base, rem = row;
+      for (int d = rank - 2; d >= 0; --d) {
+        const int64_t i = rem % r.shape[d];
+        rem /= r.shape[d];
+        src_off += i * r.src_strides[d];
+        dst_off += i * r.dst_strides[d];
+      }
+      CopyRowBytes(src.data() + src_off * static_cast<int64_t>(esize), src_inner,
+                   dst.mutable_data() + dst_off * static_cast<int64_t>(esize), dst_inner, inner, esize);
+      const uint64_t bytes = static_cast<uint64_t>(inner) * esize;
+      w.mte2_bytes += src_inner == 0 ? esize : bytes;
+      w.mte3_bytes += bytes;
+      w.scalar_instructions += 2;  // address setup + burst issue
+      w.pipeline_steps += 1;
+    }
+    if (w.pipeline_steps == 0) w.pipeline_steps = 1;
+  }
+}
+
+}  // namespace npu::graph::ops

@@ -1,0 +1,380 @@
+#!/usr/bin/python3
+"""Writes op test cases with PyTorch references for tests/graph/ops_torch_test.cc.
+
+usage: make_op_cases.py OUTDIR
+
+Each case is a directory OUTDIR/NNN_name holding graph.json (npu.v1.Graph in
+protobuf's JSON mapping), one INPUT.npy per graph input, one ref_OUTPUT.npy per
+graph output (computed by torch, never by the code under test) and meta.txt
+("op dtype preset"). fp16 references are computed in fp32 from the fp16 inputs
+and rounded once, which is the numerics contract of DESIGN.md; Cube ops
+(MatMul, Gemm, Conv) round their operands to fp16 first, as the NPU does, and
+accumulate in float64.
+"""
+import base64
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+np.seterr(over="ignore")  # the overflow cases overflow on purpose
+
+OUT = sys.argv[1]
+rng = np.random.default_rng(1234)
+count = 0
+
+NP_TO_NPU = {np.float16: "FLOAT16", np.float32: "FLOAT32", np.int32: "INT32", np.int8: "INT8",
+             np.bool_: "BOOL", np.int64: "INT64"}
+
+
+def npu_dtype(a):
+    return NP_TO_NPU[a.dtype.type]
+
+
+def tensor_json(a):
+    a = np.array(order="C", object=a)
+    return {"dtype": npu_dtype(a), "shape": [int(d) for d in a.shape],
+            "data": base64.b64encode(a.tobytes()).decode()}
+
+
+def attr_json(v):
+    if isinstance(v, bool) or isinstance(v, (int, np.integer)):
+        return {"i": int(v)}
+    if isinstance(v, float):
+        return {"f": v}
+    if isinstance(v, str):
+        return {"s": v}
+    if isinstance(v, np.ndarray):
+        return {"t": tensor_json(v)}
+    if isinstance(v, (list, tuple)) and all(isinstance(x, (int, np.integer)) for x in v):
+        return {"ints": {"values": [int(x) for x in v]}}
+    if isinstance(v, (list, tuple)):
+        return {"floats": {"values": [float(x) for x in v]}}
+    raise TypeError(v)
+
+
+def saturate(a):
+    """Ascend 910 saturation mode: +-inf -> +-65504, NaN -> 0."""
+    if a.dtype != np.float16:
+        return a
+    a = np.nan_to_num(a.astype(np.float32), nan=0.0, posinf=65504.0, neginf=-65504.0)
+    return np.clip(a, -65504, 65504).astype(np.float16)
+
+
+def case(name, op, inputs, outputs, attrs=None, inits=None, node_inputs=None, dtype=None, preset="ascend910b",
+         extra_nodes=()):
+    """inputs/inits: name -> array; outputs: name -> reference array."""
+    global count
+    inits = inits or {}
+    d = os.path.join(OUT, "%03d_%s" % (count, name))
+    count += 1
+    os.makedirs(d, exist_ok=True)
+    node = {"name": "n", "opType": op,
+            "inputs": node_inputs if node_inputs is not None else list(inputs) + list(inits),
+            "outputs": list(outputs)}
+    if attrs:
+        node["attributes"] = {k: attr_json(v) for k, v in attrs.items()}
+    graph = {"name": name,
+             "inputs": [{"name": k, "dtype": npu_dtype(v), "shape": [int(s) for s in v.shape]}
+                        for k, v in inputs.items()],
+             "initializers": [{"name": k, "tensor": tensor_json(v)} for k, v in inits.items()],
+             "nodes": list(extra_nodes) + [node],
+             "outputs": list(outputs)}
+    with open(os.path.join(d, "graph.json"), "w") as f:
+        json.dump(graph, f)
+    for k, v in inputs.items():
+        np.save(os.path.join(d, k + ".npy"), v)
+    for k, v in outputs.items():
+        if preset == "ascend910":
+            v = saturate(v)
+        np.save(os.path.join(d, "ref_" + k + ".npy"), np.array(order="C", object=v))
+    if dtype is None:
+        first = next(iter(inputs.values()), None)
+        dtype = str(first.dtype) if first is not None else str(next(iter(outputs.values())).dtype)
+    with open(os.path.join(d, "meta.txt"), "w") as f:
+        f.write("%s %s %s\n" % (op, dtype, preset))
+
+
+def rand(shape, dtype, lo=-3.0, hi=3.0):
+    if dtype == np.int32:
+        return rng.integers(-20, 21, size=shape).astype(np.int32)
+    return rng.uniform(lo, hi, size=shape).astype(dtype)
+
+
+def t(a):
+    """fp16 inputs are widened: the reference computes in fp32, like the Vector unit."""
+    x = torch.from_numpy(np.array(order="C", object=a))
+    return x.float() if x.dtype == torch.float16 else x
+
+
+def back(x, dtype):
+    return x.numpy().astype(dtype) if x.dtype != torch.bool else x.numpy()
+
+
+FLOATS = [np.float16, np.float32]
+
+# ---- binary elementwise with broadcasting ------------------------------------
+BINARY_SHAPES = [((3, 5), (3, 5)), ((2, 1, 7), (4, 1)), ((1,), (6,)), ((), (3, 2)), ((3, 4099), (4099,)),
+                 ((5, 1, 3), (1, 4, 1))]
+BINARY = {
+    "Add": lambda a, b: a + b, "Sub": lambda a, b: a - b, "Mul": lambda a, b: a * b,
+    "Div": lambda a, b: a / b, "Pow": torch.pow, "Max": torch.maximum, "Min": torch.minimum,
+    "Equal": torch.eq, "Less": torch.lt, "Greater": torch.gt,
+}
+for op, fn in BINARY.items():
+    for dt in FLOATS + [np.int32]:
+        if op == "Pow" and dt == np.int32:
+            continue
+        for i, (sa, sb) in enumerate(BINARY_SHAPES):
+            if dt == np.int32 and i > 2:
+                continue
+            a, b = rand(sa, dt), rand(sb, dt)
+            if op == "Div":
+                b = np.where(np.abs(b) < 0.5, 1, b).astype(dt)
+            if op == "Pow":
+                a, b = rand(sa, dt, 0.1, 3.0), rand(sb, dt, -2.0, 2.0)
+            if op in ("Equal", "Less", "Greater"):
+                b = np.where(rng.random(b.shape) < 0.3, 0, b).astype(dt)
+                a = np.where(rng.random(a.shape) < 0.3, 0, a).astype(dt)
+            if op == "Div" and dt == np.int32:
+                ref = torch.div(t(a), t(b), rounding_mode="trunc")
+            else:
+                ref = fn(t(a), t(b))
+            out_dt = np.bool_ if op in ("Equal", "Less", "Greater") else dt
+            case("%s_%s_%d" % (op, dt.__name__, i), op, {"a": a, "b": b}, {"y": back(ref, out_dt)})
+
+# ---- unary --------------------------------------------------------------------
+UNARY = {
+    "Relu": (torch.relu, -3, 3), "Neg": (torch.neg, -3, 3), "Abs": (torch.abs, -3, 3),
+    "Sqrt": (torch.sqrt, 0, 9), "Reciprocal": (torch.reciprocal, 0.25, 4), "Exp": (torch.exp, -8, 8),
+    "Log": (torch.log, 0.01, 50), "Erf": (torch.erf, -3, 3), "Sigmoid": (torch.sigmoid, -8, 8),
+    "Tanh": (torch.tanh, -4, 4), "Silu": (F.silu, -6, 6),
+}
+UNARY_SHAPES = [(7,), (2, 3, 5), (1, 4099), ()]
+for op, (fn, lo, hi) in UNARY.items():
+    for dt in FLOATS:
+        for i, s in enumerate(UNARY_SHAPES):
+            x = rand(s, dt, lo, hi)
+            case("%s_%s_%d" % (op, dt.__name__, i), op, {"x": x}, {"y": back(fn(t(x)), dt)})
+for dt in FLOATS:
+    for i, s in enumerate(UNARY_SHAPES[:3]):
+        x = rand(s, dt, -5, 5)
+        case("Gelu_%s_%d" % (dt.__name__, i), "Gelu", {"x": x}, {"y": back(F.gelu(t(x)), dt)})
+        case("GeluTanh_%s_%d" % (dt.__name__, i), "Gelu", {"x": x},
+             {"y": back(F.gelu(t(x), approximate="tanh"), dt)}, attrs={"approximate": "tanh"})
+        case("LeakyRelu_%s_%d" % (dt.__name__, i), "LeakyRelu", {"x": x},
+             {"y": back(F.leaky_relu(t(x), 0.1), dt)}, attrs={"alpha": 0.1})
+        case("LeakyReluDefault_%s_%d" % (dt.__name__, i), "LeakyRelu", {"x": x},
+             {"y": back(F.leaky_relu(t(x), 0.01), dt)})
+        case("HardSigmoid_%s_%d" % (dt.__name__, i), "HardSigmoid", {"x": x},
+             {"y": back(torch.clamp(0.3 * t(x) + 0.4, 0, 1), dt)}, attrs={"alpha": 0.3, "beta": 0.4})
+        lo, hi = np.array(-1.5, dt), np.array(2.0, dt)
+        case("Clip_%s_%d" % (dt.__name__, i), "Clip", {"x": x},
+             {"y": back(torch.clamp(t(x), float(lo), float(hi)), dt)}, inits={"lo": lo, "hi": hi})
+        case("ClipMin_%s_%d" % (dt.__name__, i), "Clip", {"x": x},
+             {"y": back(torch.clamp(t(x), min=float(lo)), dt)}, inits={"lo": lo})
+
+# ---- Where, Cast ----------------------------------------------------------------
+for dt in FLOATS + [np.int32]:
+    c = rng.random((4, 1, 6)) < 0.5
+    x, y = rand((3, 6), dt), rand((4, 3, 1), dt)
+    case("Where_%s" % dt.__name__, "Where", {"c": c, "x": x, "y": y},
+         {"z": back(torch.where(torch.from_numpy(c), t(x), t(y)), dt)})
+CASTS = [(np.float32, np.float16, 10), (np.float16, np.float32, 1), (np.float32, np.int32, 6),
+         (np.float32, np.bool_, 9), (np.int32, np.float32, 1), (np.float16, np.int8, 3)]
+for src, dst, code in CASTS:
+    x = rand((5, 33), src, -100, 100)
+    if src != np.int32:
+        x.flat[::7] = 0
+    ref = torch.from_numpy(x).to({np.float16: torch.float16, np.float32: torch.float32, np.int32: torch.int32,
+                                  np.bool_: torch.bool, np.int8: torch.int8}[dst])
+    case("Cast_%s_%s" % (src.__name__, dst.__name__), "Cast", {"x": x}, {"y": ref.numpy()}, attrs={"to": code})
+
+# ---- reductions -------------------------------------------------------------------
+REDUCE = {"ReduceSum": torch.sum, "ReduceMean": torch.mean,
+          "ReduceMax": lambda x, dim, keepdim: torch.amax(x, dim=dim, keepdim=keepdim),
+          "ReduceMin": lambda x, dim, keepdim: torch.amin(x, dim=dim, keepdim=keepdim)}
+for op, fn in REDUCE.items():
+    for dt in FLOATS:
+        for i, (shape, axes, keep) in enumerate([((3, 4, 5), [1], 1), ((3, 4, 5), [0, 2], 0), ((2, 7), [], 1),
+                                                 ((6, 1, 129), [-1], 0), ((5,), [0], 0)]):
+            x = rand(shape, dt)
+            dims = axes if axes else list(range(len(shape)))
+            ref = fn(t(x), dim=dims, keepdim=bool(keep))
+            attrs = {"keepdims": keep}
+            if op == "ReduceSum" or i % 2 == 0:  # axes as an input (opset 13 ReduceSum, opset 18 others)
+                inits = {"axes": np.array(axes, np.int64)} if axes else {}
+                case("%s_%s_%d" % (op, dt.__name__, i), op, {"x": x}, {"y": back(ref, dt)}, attrs=attrs,
+                     inits=inits)
+            else:
+                attrs["axes"] = axes
+                case("%s_%s_%d" % (op, dt.__name__, i), op, {"x": x}, {"y": back(ref, dt)}, attrs=attrs)
+for dt in FLOATS:
+    x = rand((4, 9, 3), dt)
+    case("ArgMax_%s" % dt.__name__, "ArgMax", {"x": x}, {"y": torch.argmax(t(x), dim=1).numpy()},
+         attrs={"axis": 1, "keepdims": 0})
+    case("ArgMaxKeep_%s" % dt.__name__, "ArgMax", {"x": x},
+         {"y": torch.argmax(t(x), dim=-1, keepdim=True).numpy()}, attrs={"axis": -1})
+
+# ---- softmax, norms -----------------------------------------------------------------
+for dt in FLOATS:
+    for i, (shape, axis) in enumerate([((3, 17), -1), ((2, 5, 4), 1), ((1, 1000), 1), ((4,), 0)]):
+        x = rand(shape, dt, -6, 6)
+        case("Softmax_%s_%d" % (dt.__name__, i), "Softmax", {"x": x},
+             {"y": back(torch.softmax(t(x), axis), dt)}, attrs={"axis": axis})
+        case("LogSoftmax_%s_%d" % (dt.__name__, i), "LogSoftmax", {"x": x},
+             {"y": back(torch.log_softmax(t(x), axis), dt)}, attrs={"axis": axis})
+    for i, (shape, axis, bias) in enumerate([((2, 5, 33), -1, True), ((3, 4, 6), 1, True), ((7, 256), -1, False)]):
+        x = rand(shape, dt, -2, 4)
+        norm = shape[axis:] if axis >= 0 else shape[axis:]
+        w, b = rand(norm, dt, 0.5, 1.5), rand(norm, dt, -1, 1)
+        ref = F.layer_norm(t(x), norm, t(w), t(b) if bias else None, 1e-5)
+        inits = {"w": w, "b": b} if bias else {"w": w}
+        case("LayerNorm_%s_%d" % (dt.__name__, i), "LayerNormalization", {"x": x}, {"y": back(ref, dt)},
+             attrs={"axis": axis, "epsilon": 1e-5}, inits=inits)
+    x = rand((2, 3, 5, 7), dt)
+    sc, bi, mu, var = rand((3,), dt, 0.5, 2), rand((3,), dt), rand((3,), dt), rand((3,), dt, 0.2, 2)
+    ref = F.batch_norm(t(x), t(mu), t(var), t(sc), t(bi), False, 0.0, 1e-5)
+    case("BatchNorm_%s" % dt.__name__, "BatchNormalization", {"x": x}, {"y": back(ref, dt)},
+         attrs={"epsilon": 1e-5}, inits={"scale": sc, "bias": bi, "mean": mu, "var": var})
+
+# ---- pooling ------------------------------------------------------------------------------
+for dt in FLOATS:
+    x = rand((2, 3, 9, 11), dt)
+    POOLS = [dict(k=3, s=2, p=1, d=1, ceil=0), dict(k=2, s=2, p=0, d=1, ceil=1), dict(k=3, s=1, p=0, d=2, ceil=0),
+             dict(k=3, s=3, p=1, d=1, ceil=1)]
+    for i, pp in enumerate(POOLS):
+        k, s, p, d, ceil = pp["k"], pp["s"], pp["p"], pp["d"], pp["ceil"]
+        ref = F.max_pool2d(t(x), k, s, p, d, ceil_mode=bool(ceil))
+        case("MaxPool_%s_%d" % (dt.__name__, i), "MaxPool", {"x": x}, {"y": back(ref, dt)},
+             attrs={"kernel_shape": [k, k], "strides": [s, s], "pads": [p, p, p, p], "dilations": [d, d],
+                    "ceil_mode": ceil})
+        if d == 1:
+            for cip in (0, 1):
+                ref = F.avg_pool2d(t(x), k, s, p, ceil_mode=bool(ceil), count_include_pad=bool(cip))
+                case("AveragePool_%s_%d_%d" % (dt.__name__, i, cip), "AveragePool", {"x": x}, {"y": back(ref, dt)},
+                     attrs={"kernel_shape": [k, k], "strides": [s, s], "pads": [p, p, p, p], "ceil_mode": ceil,
+                            "count_include_pad": cip})
+    case("GlobalAveragePool_%s" % dt.__name__, "GlobalAveragePool", {"x": x},
+         {"y": back(t(x).mean(dim=(2, 3), keepdim=True), dt)})
+
+
+# ---- Cube: MatMul, Gemm, Conv --------------------------------------------------------------
+def cube(a):
+    """An operand as the Cube sees it: rounded to fp16, then exact in float64."""
+    return torch.from_numpy(a.astype(np.float16).astype(np.float64))
+
+
+for dt in FLOATS:
+    for i, (sa, sb) in enumerate([((3, 17), (17, 5)), ((2, 1, 4, 33), (3, 33, 6)), ((9,), (9, 4)), ((5, 7), (7,)),
+                                  ((1, 130, 70), (70, 19))]):
+        a, b = rand(sa, dt, -1, 1), rand(sb, dt, -1, 1)
+        case("MatMul_%s_%d" % (dt.__name__, i), "MatMul", {"a": a, "b": b},
+             {"y": torch.matmul(cube(a), cube(b)).numpy().astype(dt)})
+    for i, (m, n, k, ta, tb, alpha, beta, cs) in enumerate([
+            (4, 6, 5, 0, 0, 1.0, 1.0, (6,)), (7, 3, 9, 1, 0, 0.5, 2.0, (7, 3)), (5, 8, 3, 0, 1, 1.0, 1.0, (1, 8)),
+            (3, 4, 17, 1, 1, 1.5, 0.25, (3, 1)), (2, 3, 4, 0, 0, 1.0, 1.0, None), (65, 33, 40, 0, 1, 1.0, 1.0, (33,))]):
+        a = rand((k, m) if ta else (m, k), dt, -1, 1)
+        b = rand((n, k) if tb else (k, n), dt, -1, 1)
+        ab = torch.matmul(cube(a).T if ta else cube(a), cube(b).T if tb else cube(b))
+        inputs = {"a": a, "b": b}
+        ref = alpha * ab
+        if cs is not None:
+            c = rand(cs, dt, -1, 1)
+            inputs["c"] = c
+            ref = ref + beta * torch.from_numpy(c.astype(np.float64))
+        case("Gemm_%s_%d" % (dt.__name__, i), "Gemm", inputs, {"y": ref.numpy().astype(dt)},
+             attrs={"alpha": alpha, "beta": beta, "transA": ta, "transB": tb})
+    CONVS = [dict(n=1, c=3, h=9, w=11, m=4, k=3, s=1, p=1, d=1, g=1, bias=True),
+             dict(n=2, c=4, h=10, w=7, m=6, k=3, s=2, p=0, d=2, g=2, bias=False),
+             dict(n=1, c=5, h=8, w=8, m=5, k=3, s=1, p=1, d=1, g=5, bias=True),
+             dict(n=2, c=3, h=12, w=12, m=8, k=5, s=1, p=2, d=1, g=1, bias=True),
+             dict(n=1, c=16, h=6, w=6, m=24, k=1, s=1, p=0, d=1, g=1, bias=False),
+             dict(n=1, c=2, h=7, w=9, m=3, k=2, s=3, p=1, d=1, g=1, bias=True)]
+    for i, cv in enumerate(CONVS):
+        x = rand((cv["n"], cv["c"], cv["h"], cv["w"]), dt, -1, 1)
+        w = rand((cv["m"], cv["c"] // cv["g"], cv["k"], cv["k"]), dt, -1, 1)
+        inits = {"w": w}
+        bias = None
+        if cv["bias"]:
+            inits["bias"] = rand((cv["m"],), dt, -1, 1)
+            bias = torch.from_numpy(inits["bias"].astype(np.float64))
+        ref = F.conv2d(cube(x), cube(w), bias, cv["s"], cv["p"], cv["d"], cv["g"])
+        p = cv["p"]
+        case("Conv_%s_%d" % (dt.__name__, i), "Conv", {"x": x}, {"y": ref.numpy().astype(dt)}, inits=inits,
+             attrs={"strides": [cv["s"]] * 2, "pads": [p] * 4, "dilations": [cv["d"]] * 2, "group": cv["g"],
+                    "kernel_shape": [cv["k"]] * 2})
+
+# ---- data movement (exact) -------------------------------------------------------------------
+for dt in [np.float16, np.float32, np.int32]:
+    n = dt.__name__
+    x = rand((2, 3, 4, 5), dt)
+    case("Transpose_%s" % n, "Transpose", {"x": x}, {"y": x.transpose(0, 2, 3, 1)}, attrs={"perm": [0, 2, 3, 1]})
+    case("TransposeDefault_%s" % n, "Transpose", {"x": x}, {"y": x.transpose()})
+    case("Reshape_%s" % n, "Reshape", {"x": x}, {"y": x.reshape(2, 3, 20)},
+         inits={"shape": np.array([0, 3, -1], np.int64)})
+    case("Flatten_%s" % n, "Flatten", {"x": x}, {"y": x.reshape(6, 20)}, attrs={"axis": 2})
+    case("Flatten0_%s" % n, "Flatten", {"x": x}, {"y": x.reshape(1, 120)}, attrs={"axis": 0})
+    x1 = rand((3, 1, 4, 1), dt)
+    case("Squeeze_%s" % n, "Squeeze", {"x": x1}, {"y": x1.reshape(3, 4, 1)}, inits={"axes": np.array([1], np.int64)})
+    case("SqueezeAll_%s" % n, "Squeeze", {"x": x1}, {"y": x1.reshape(3, 4)})
+    case("Unsqueeze_%s" % n, "Unsqueeze", {"x": x1}, {"y": x1.reshape(1, 3, 1, 4, 1, 1)},
+         inits={"axes": np.array([0, -1], np.int64)})
+    a, b, c = rand((2, 3, 4), dt), rand((2, 1, 4), dt), rand((2, 5, 4), dt)
+    case("Concat_%s" % n, "Concat", {"a": a, "b": b, "c": c}, {"y": np.concatenate([a, b, c], 1)}, attrs={"axis": 1})
+    case("ConcatLast_%s" % n, "Concat", {"a": a, "b": a}, {"y": np.concatenate([a, a], -1)}, attrs={"axis": -1})
+    xs = rand((4, 7, 3), dt)
+    case("Split_%s" % n, "Split", {"x": xs}, {"y0": xs[:, :2], "y1": xs[:, 2:]}, attrs={"axis": 1},
+         inits={"split": np.array([2, 5], np.int64)})
+    case("SplitEven_%s" % n, "Split", {"x": xs}, {"y0": xs[:2], "y1": xs[2:]})
+    xl = rand((5, 8, 6), dt)
+    case("Slice_%s" % n, "Slice", {"x": xl}, {"y": xl[1:4, :, ::2]},
+         inits={"starts": np.array([1, 0], np.int64), "ends": np.array([4, 100], np.int64),
+                "axes": np.array([0, 2], np.int64), "steps": np.array([1, 2], np.int64)})
+    case("SliceNeg_%s" % n, "Slice", {"x": xl}, {"y": xl[:, -2:1:-2, -3:]},
+         inits={"starts": np.array([-2, -3], np.int64), "ends": np.array([1, 2 ** 62], np.int64),
+                "axes": np.array([1, -1], np.int64), "steps": np.array([-2, 1], np.int64)})
+    case("SliceReverse_%s" % n, "Slice", {"x": xl}, {"y": xl[::-1]},
+         inits={"starts": np.array([-1], np.int64), "ends": np.array([-2 ** 63], np.int64),
+                "axes": np.array([0], np.int64), "steps": np.array([-1], np.int64)})
+    idx = np.array([[0, -1], [2, 3], [1, 1]], np.int64)
+    case("Gather_%s" % n, "Gather", {"x": xl, "i": idx}, {"y": np.take(xl, idx % 8, axis=1)}, attrs={"axis": 1})
+    case("Gather0_%s" % n, "Gather", {"x": xl, "i": np.array([4, 0], np.int32)}, {"y": xl[[4, 0]]})
+    xe = rand((3, 1), dt)
+    case("Expand_%s" % n, "Expand", {"x": xe}, {"y": np.broadcast_to(xe, (2, 3, 4))},
+         inits={"shape": np.array([2, 1, 4], np.int64)})
+    case("Identity_%s" % n, "Identity", {"x": xe}, {"y": xe})
+    case("Dropout_%s" % n, "Dropout", {"x": xe}, {"y": xe})
+    case("Shape_%s" % n, "Shape", {"x": xl}, {"y": np.array(xl.shape, np.int64)})
+    case("ShapeStart_%s" % n, "Shape", {"x": xl}, {"y": np.array(xl.shape[1:], np.int64)}, attrs={"start": 1})
+    v = rand((2, 3), dt)
+    case("Constant_%s" % n, "Constant", {}, {"y": v}, attrs={"value": v}, node_inputs=[], dtype=n)
+case("ConstantFloats", "Constant", {}, {"y": np.array([1.5, -2.0], np.float32)}, attrs={"value_floats": [1.5, -2.0]},
+     node_inputs=[], dtype="float32")
+
+# ---- fp16 overflow: saturation (Ascend 910) and IEEE inf/NaN (910B) ----------------------------
+big = np.array([60000, -60000, 300, 1, 65504, -65504], np.float16)
+two = np.array([2, 2, 300, 0, 1, 1], np.float16)
+for preset in ("ascend910", "ascend910b"):
+    case("OverflowMul_" + preset, "Mul", {"a": big, "b": two}, {"y": back(t(big) * t(two), np.float16)},
+         preset=preset)
+    case("OverflowAdd_" + preset, "Add", {"a": big, "b": big}, {"y": back(t(big) + t(big), np.float16)},
+         preset=preset)
+    z = np.array([1, -1, 0, 5], np.float16)
+    zero = np.zeros(4, np.float16)
+    case("OverflowDiv_" + preset, "Div", {"a": z, "b": zero}, {"y": back(t(z) / t(zero), np.float16)},
+         preset=preset)
+    e = np.array([10, 11, 12, 20, -20], np.float16)
+    case("OverflowExp_" + preset, "Exp", {"x": e}, {"y": back(torch.exp(t(e)), np.float16)}, preset=preset)
+    c32 = np.array([1e5, -1e6, 3.0, np.inf], np.float32)
+    case("OverflowCast_" + preset, "Cast", {"x": c32}, {"y": c32.astype(np.float16)}, attrs={"to": 10},
+         preset=preset)
+    ma = np.full((2, 64), 16.0, np.float16)
+    mb = np.full((64, 3), 128.0, np.float16)
+    case("OverflowMatMul_" + preset, "MatMul", {"a": ma, "b": mb},
+         {"y": torch.matmul(cube(ma), cube(mb)).numpy().astype(np.float16)}, preset=preset)
+
+print("wrote %d cases to %s" % (count, OUT))
