@@ -12,6 +12,7 @@
 // thread count, SIMD path or tile shape.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -22,7 +23,11 @@ namespace npu::kernels {
 enum class ElemType { kFloat16, kFloat32 };
 enum class Epilogue { kNone, kRelu, kGeluErf, kGeluTanh };
 
-// Tile sizes in elements; multiples of 16 (the fractal edge).
+// Tile sizes in elements; multiples of 16 (the fractal edge). The defaults are
+// the Ascend 910 tile (A and B slices of 128x256 fp16 fill L0A/L0B's 64 KiB; C
+// 128x128 fp32 is 64 KiB of L0C). They also suit the host: the kernel blocks K
+// and packs B for the host caches itself, so on the host a tile shape mostly
+// decides load balance (128x128 gives >= 2 tiles per thread from 256^3 up).
 struct CubeTileShape {
   int64_t m = 128;
   int64_t n = 128;
@@ -64,6 +69,9 @@ struct GemmProblem {
   int64_t ldc = 0;
   int64_t c_batch_stride = 0;
   bool saturate_fp16 = false;  // fp16 output: saturate overflow to +-65504 (Ascend 910)
+  // Optional: read before each tile; once true the remaining tiles are skipped
+  // (C is left incomplete), so a run whose caller gave up frees the cores quickly.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // Which host SIMD code runs the Cube's micro-kernel. All paths give bitwise
