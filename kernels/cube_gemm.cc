@@ -3,10 +3,14 @@
 // (fixpipe), and the tile's counts.
 #include "kernels/cube_gemm.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <thread>
 
 #include "kernels/cpu_features.h"
 #include "kernels/cube_microkernel.h"
@@ -122,11 +126,18 @@ class BlockPrefetcher {
   int64_t row_bytes_ = 0, stride_ = 0, rows_ = 0, per_step_ = 0, next_ = 0;
 };
 
-// B packed once per call for all tiles (see CubeGemm), or null.
+// B packed once per call for all tiles (see CubeGemm); data is null when tiles
+// pack their own. It is packed lazily in items of kPanelsPerItem fractal columns:
+// the first tile that needs an item packs it, others wait for that one item.
+inline constexpr int64_t kPanelsPerItem = 8;
+enum : int { kItemUnpacked = 0, kItemPacking = 1, kItemPacked = 2 };
+
 struct PrepackedB {
-  const half_bits* data = nullptr;
-  int64_t panel_stride = 0;  // halves between fractal columns
-  int64_t batch_stride = 0;  // halves between batches (0: B broadcast)
+  half_bits* data = nullptr;
+  int64_t panel_stride = 0;     // halves between fractal columns
+  int64_t batch_stride = 0;     // halves between batches (0: B broadcast)
+  int64_t items_per_batch = 0;
+  std::atomic<int>* state = nullptr;  // one per item, per distinct batch
 };
 
 struct TileJob {
@@ -142,6 +153,28 @@ constexpr int64_t kMaxPrepackedBBytes = int64_t{64} << 20;
 
 // +32 halves: fractal columns 2^n bytes apart would alias in L1 when read side by side.
 int64_t PanelStride(int64_t kc) { return kc * 16 + 32; }
+
+// Makes sure the B columns [n0, n0 + nt) of `batch` are packed: packs the items
+// nobody has claimed yet, waits for those another thread is packing. No barrier,
+// so a thread never idles on B it does not read (or on a descheduled colleague).
+void EnsureBPacked(const GemmProblem& p, const PrepackedB& pb, int64_t batch, int64_t n0, int64_t nt) {
+  const int64_t bb = pb.batch_stride == 0 ? 0 : batch;
+  constexpr int64_t kCols = kPanelsPerItem * 16;
+  for (int64_t item = n0 / kCols; item <= (n0 + nt - 1) / kCols; ++item) {
+    std::atomic<int>& state = pb.state[bb * pb.items_per_batch + item];
+    if (state.load(std::memory_order_acquire) == kItemPacked) continue;
+    int expected = kItemUnpacked;
+    if (state.compare_exchange_strong(expected, kItemPacking, std::memory_order_acquire)) {
+      const OperandView b{Offset(p.b, p.b_type, bb * p.b_batch_stride), p.b_type, p.ldb, p.trans_b};
+      const int64_t c0 = item * kCols;
+      PackCubeB(b, c0, std::min(kCols, p.n - c0), 0, p.k, pb.panel_stride,
+                pb.data + bb * pb.batch_stride + item * kPanelsPerItem * pb.panel_stride);
+      state.store(kItemPacked, std::memory_order_release);
+    } else {
+      while (state.load(std::memory_order_acquire) != kItemPacked) std::this_thread::yield();
+    }
+  }
+}
 
 // Computes C[m0:m0+mt, n0:n0+nt] of batch `batch`.
 void RunTile(const TileJob& job, int64_t batch, int64_t m0, int64_t mt, int64_t n0, int64_t nt) {
@@ -164,6 +197,7 @@ void RunTile(const TileJob& job, int64_t batch, int64_t m0, int64_t mt, int64_t 
   // the block (kKc x nt halves, 64 KiB for nt = 128) is still in L2 when the Cube
   // reads it.
   const bool prepacked = job.b.data != nullptr;
+  if (prepacked) EnsureBPacked(p, job.b, batch, n0, nt);
   const int64_t panels = CeilDiv(nt, 16);
   const int64_t panel_stride = prepacked ? job.b.panel_stride : PanelStride(std::min(kKc, k));
   half_bits* bpack = prepacked ? nullptr : s.b.Get(panels * panel_stride);
@@ -260,40 +294,41 @@ void CubeGemm(const GemmProblem& p, const CubeTileShape& tile, std::vector<CubeT
   const int64_t b_panel_stride = PanelStride(p.k);
   const int64_t b_halves = b_batches * b_panels * b_panel_stride;
   const bool prepack = total > 0 && p.k > 0 && tile.n % 16 == 0 && b_halves * 2 <= kMaxPrepackedBBytes;
-  // Work items of the packing phase: 8 fractal columns (128 columns of C) each.
-  constexpr int64_t kPanelsPerItem = 8;
-  const int64_t items_per_batch = CeilDiv(b_panels, kPanelsPerItem);
-  const int64_t pack_items = prepack ? b_batches * items_per_batch : 0;
+  std::unique_ptr<std::atomic<int>[]> item_state;
   if (prepack) {
     static thread_local Scratch<half_bits> caller_bpack;
-    job.b = PrepackedB{caller_bpack.Get(b_halves), b_panel_stride, b_batches > 1 ? b_panels * b_panel_stride : 0};
+    const int64_t items_per_batch = CeilDiv(b_panels, kPanelsPerItem);
+    item_state = std::make_unique<std::atomic<int>[]>(b_batches * items_per_batch);
+    for (int64_t i = 0; i < b_batches * items_per_batch; ++i) item_state[i].store(kItemUnpacked, std::memory_order_relaxed);
+    job.b = PrepackedB{caller_bpack.Get(b_halves), b_panel_stride, b_batches > 1 ? b_panels * b_panel_stride : 0,
+                       items_per_batch, item_state.get()};
   }
 
   // Tiles are independent and each output element is computed whole by one thread,
   // so the thread count cannot change results. The server gives each device one
   // compute thread team and queues requests in front of it, so this region never
-  // oversubscribes the host cores. Static scheduling keeps a tile row on one thread
-  // (packed A reuse).
+  // oversubscribes the host cores. Each thread takes a contiguous run of tiles
+  // (static partition: a tile row stays on one thread, which reuses its packed A)
+  // and starts each row at its own column offset, so that threads begin by packing
+  // different B items instead of waiting for each other.
 #pragma omp parallel
   {
-    if (pack_items > 0) {
-#pragma omp for schedule(static)
-      for (int64_t it = 0; it < pack_items; ++it) {
-        const int64_t bb = it / items_per_batch, first = it % items_per_batch * kPanelsPerItem;
-        const OperandView bv{Offset(p.b, p.b_type, bb * p.b_batch_stride), p.b_type, p.ldb, p.trans_b};
-        const int64_t n0 = first * 16, nt = std::min(kPanelsPerItem * 16, p.n - n0);
-        half_bits* out = const_cast<half_bits*>(job.b.data) + bb * b_panels * b_panel_stride + first * b_panel_stride;
-        PackCubeB(bv, n0, nt, 0, p.k, b_panel_stride, out);
-      }  // implicit barrier: every tile may read any column
-    }
-#pragma omp for schedule(static)
-    for (int64_t t = 0; t < total; ++t) {
-      if (p.cancel != nullptr && p.cancel->load(std::memory_order_relaxed)) continue;  // caller gave up
-      const int64_t batch = t / (tm * tn);
-      const int64_t m0 = (t / tn % tm) * tile.m, n0 = (t % tn) * tile.n;
-      const int64_t mt = std::min(tile.m, p.m - m0), nt = std::min(tile.n, p.n - n0);
-      RunTile(job, batch, m0, mt, n0, nt);
-      if (tiles) (*tiles)[t] = CountTile(p, tile, batch, m0, mt, n0, nt);
+    const int64_t threads = omp_get_num_threads(), id = omp_get_thread_num();
+    const int64_t lo = total * id / threads, hi = total * (id + 1) / threads;
+    const int64_t shift = tn * id / threads;
+    for (int64_t row_lo = lo, row_hi = lo; row_lo < hi; row_lo = row_hi) {
+      row_hi = std::min(hi, (row_lo / tn + 1) * tn);
+      const int64_t first = row_lo % tn, len = row_hi - row_lo;
+      const int64_t rotate = shift > first && shift < first + len ? shift - first : 0;
+      for (int64_t j = 0; j < len; ++j) {
+        const int64_t t = row_lo + (j + rotate) % len;
+        if (p.cancel != nullptr && p.cancel->load(std::memory_order_relaxed)) break;  // caller gave up
+        const int64_t batch = t / (tm * tn);
+        const int64_t m0 = (t / tn % tm) * tile.m, n0 = (t % tn) * tile.n;
+        const int64_t mt = std::min(tile.m, p.m - m0), nt = std::min(tile.n, p.n - n0);
+        RunTile(job, batch, m0, mt, n0, nt);
+        if (tiles) (*tiles)[t] = CountTile(p, tile, batch, m0, mt, n0, nt);
+      }
     }
   }
 }
