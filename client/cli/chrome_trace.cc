@@ -1,0 +1,127 @@
+#include "client/cli/chrome_trace.h"
+
+#include <algorithm>
+#include <array>
+#include <fstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace npu::client::cli {
+namespace {
+
+constexpr int kTracksPerCore = 8;
+constexpr std::array<const char*, 7> kUnits = {"cube", "vector", "scalar", "mte1", "mte2", "mte3", "fixpipe"};
+
+std::array<uint64_t, 7> Busy(const npu::v1::UnitCycles& b) {
+  return {b.cube(), b.vector(), b.scalar(), b.mte1(), b.mte2(), b.mte3(), b.fixpipe()};
+}
+
+std::string JsonString(const std::string& s) {
+  std::string r = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      r += '\\';
+      r += static_cast<char>(c);
+    } else if (c < 0x20) {
+      r += absl::StrFormat("\\u%04x", c);
+    } else {
+      r += static_cast<char>(c);
+    }
+  }
+  return r + "\"";
+}
+
+// "npu:3" -> 3; anything else -> 0.
+int DevicePid(const std::string& device) {
+  int n = 0;
+  const size_t colon = device.rfind(':');
+  if (colon == std::string::npos || !absl::SimpleAtoi(device.substr(colon + 1), &n)) return 0;
+  return n;
+}
+
+class EventWriter {
+ public:
+  EventWriter(std::ostream& out, int pid, double clock_mhz) : out_(out), pid_(pid), mhz_(clock_mhz) {}
+
+  void Meta(const char* what, int tid, const std::string& args) {
+    Begin();
+    out_ << "{\"name\":\"" << what << "\",\"ph\":\"M\",\"pid\":" << pid_ << ",\"tid\":" << tid
+         << ",\"args\":{" << args << "}}";
+  }
+  void Slice(const std::string& name, const char* cat, int tid, uint64_t start, uint64_t cycles,
+             const std::string& args) {
+    Begin();
+    out_ << "{\"name\":" << JsonString(name) << ",\"cat\":\"" << cat << "\",\"ph\":\"X\",\"pid\":" << pid_
+         << ",\"tid\":" << tid << absl::StrFormat(",\"ts\":%.6f,\"dur\":%.6f", start / mhz_, cycles / mhz_)
+         << ",\"args\":{" << args << "}}";
+  }
+
+ private:
+  void Begin() {
+    out_ << (first_ ? "\n" : ",\n");
+    first_ = false;
+  }
+  std::ostream& out_;
+  const int pid_;
+  const double mhz_;
+  bool first_ = true;
+};
+
+}  // namespace
+
+void WriteChromeTrace(const npu::v1::Profile& profile, std::ostream& out) {
+  const double mhz = profile.clock_mhz() > 0 ? profile.clock_mhz() : 1.0;
+  const int pid = DevicePid(profile.device());
+  out << "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"model_version\":" << JsonString(profile.model_version())
+      << ",\"preset\":" << JsonString(profile.preset()) << ",\"clock_mhz\":" << mhz
+      << ",\"note\":\"modeled cycles, not measured\"},\"traceEvents\":[";
+  EventWriter w(out, pid, mhz);
+  w.Meta("process_name", 0, absl::StrCat("\"name\":", JsonString(absl::StrCat(profile.device(), " (",
+                                                                              profile.preset(), ")"))));
+  w.Meta("thread_name", 0, "\"name\":\"ops\"");
+  for (const npu::v1::CoreProfile& c : profile.cores()) {
+    const int base = c.core() * kTracksPerCore + 1;
+    w.Meta("thread_name", base, absl::StrCat("\"name\":\"core ", c.core(), " (", c.kind(), ")\""));
+    w.Meta("thread_sort_index", base, absl::StrCat("\"sort_index\":", base));
+    for (size_t u = 0; u < kUnits.size(); ++u) {
+      w.Meta("thread_name", base + 1 + static_cast<int>(u),
+             absl::StrCat("\"name\":\"core ", c.core(), " ", kUnits[u], "\""));
+      w.Meta("thread_sort_index", base + 1 + static_cast<int>(u),
+             absl::StrCat("\"sort_index\":", base + 1 + static_cast<int>(u)));
+    }
+  }
+  for (const npu::v1::NodeProfile& node : profile.nodes()) {
+    const std::string node_args = absl::StrCat("\"op_type\":", JsonString(node.op_type()), ",\"task_type\":",
+                                               JsonString(node.task_type()), ",\"block_dim\":", node.block_dim());
+    w.Slice(node.name(), "op", 0, node.start_cycle(), node.end_cycle() - node.start_cycle(),
+            absl::StrCat(node_args, ",\"tiles\":", node.tiles_size(), ",\"start_cycle\":", node.start_cycle(),
+                         ",\"end_cycle\":", node.end_cycle()));
+    for (const npu::v1::TileSlice& t : node.tiles()) {
+      const int base = t.core() * kTracksPerCore + 1;
+      const uint64_t span = t.end_cycle() - t.start_cycle();
+      const auto busy = Busy(t.busy());
+      std::string args = absl::StrCat(node_args, ",\"cycles\":", span);
+      for (size_t u = 0; u < kUnits.size(); ++u) absl::StrAppend(&args, ",\"", kUnits[u], "\":", busy[u]);
+      w.Slice(node.name(), "tile", base, t.start_cycle(), span, args);
+      for (size_t u = 0; u < kUnits.size(); ++u) {
+        if (busy[u] == 0) continue;
+        w.Slice(kUnits[u], "unit", base + 1 + static_cast<int>(u), t.start_cycle(), std::min(busy[u], span),
+                absl::StrCat("\"node\":", JsonString(node.name()), ",\"busy_cycles\":", busy[u]));
+      }
+    }
+  }
+  out << "\n]}\n";
+}
+
+absl::Status WriteChromeTraceFile(const npu::v1::Profile& profile, const std::string& path) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) return absl::PermissionDeniedError(absl::StrCat("cannot write trace \"", path, "\""));
+  WriteChromeTrace(profile, f);
+  f.close();
+  if (!f) return absl::DataLossError(absl::StrCat("error writing trace \"", path, "\""));
+  return absl::OkStatus();
+}
+
+}  // namespace npu::client::cli

@@ -1,0 +1,24 @@
+// A run's profile as Chrome trace-event JSON (opens in Perfetto and
+// chrome://tracing): one process per device; per AI core one track of tile
+// slices and one track per unit; one "ops" track with a slice per node.
+// Timestamps are microseconds of *modeled* device time (cycles / clock).
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "absl/status/status.h"
+#include "npu/v1/profile.pb.h"
+
+namespace npu::client::cli {
+
+// Track ids: tid 0 is the ops track; core c owns tids c*8+1 (its tiles) and
+// c*8+2 .. c*8+8 (cube, vector, scalar, mte1, mte2, mte3, fixpipe).
+//   tile slice: cat "tile", name = node name, one per scheduled tile
+//   unit slice: cat "unit", name = unit, drawn from the tile's start for the
+//               unit's busy cycles (double buffering spreads it over the tile;
+//               the length, not the placement, is what the model says)
+void WriteChromeTrace(const npu::v1::Profile& profile, std::ostream& out);
+absl::Status WriteChromeTraceFile(const npu::v1::Profile& profile, const std::string& path);
+
+}  // namespace npu::client::cli
