@@ -1,0 +1,32 @@
+#include "onnx/supported_ops.h"
+
+namespace npu::onnxio {
+
+const std::map<std::string, std::set<std::string>>& SupportedOps() {
+  static const auto* ops = new std::map<std::string, std::set<std::string>>{
+      {"Abs", {}}, {"Add", {}}, {"ArgMax", {"axis", "keepdims", "select_last_index"}},
+      {"AveragePool", {"kernel_shape", "strides", "pads", "dilations", "ceil_mode", "auto_pad", "count_include_pad"}},
+      {"BatchNormalization", {"epsilon", "momentum", "training_mode", "spatial"}},
+      {"Cast", {"to", "saturate"}}, {"Clip", {}}, {"Concat", {"axis"}},
+      {"Constant", {"value", "value_float", "value_floats", "value_int", "value_ints"}},
+      {"Conv", {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}},
+      {"Div", {}}, {"Dropout", {"seed"}}, {"Equal", {}}, {"Erf", {}}, {"Exp", {}}, {"Expand", {}},
+      {"Flatten", {"axis"}}, {"Gather", {"axis"}}, {"Gelu", {"approximate"}},
+      {"Gemm", {"alpha", "beta", "transA", "transB"}}, {"GlobalAveragePool", {}}, {"Greater", {}},
+      {"HardSigmoid", {"alpha", "beta"}}, {"Identity", {}},
+      {"LayerNormalization", {"axis", "epsilon", "stash_type"}}, {"LeakyRelu", {"alpha"}}, {"Less", {}},
+      {"Log", {}}, {"LogSoftmax", {"axis"}}, {"MatMul", {}}, {"Max", {}},
+      {"MaxPool", {"kernel_shape", "strides", "pads", "dilations", "ceil_mode", "auto_pad", "storage_order"}},
+      {"Min", {}}, {"Mul", {}}, {"Neg", {}}, {"Pow", {}}, {"Reciprocal", {}},
+      {"ReduceMax", {"axes", "keepdims", "noop_with_empty_axes"}},
+      {"ReduceMean", {"axes", "keepdims", "noop_with_empty_axes"}},
+      {"ReduceMin", {"axes", "keepdims", "noop_with_empty_axes"}},
+      {"ReduceSum", {"axes", "keepdims", "noop_with_empty_axes"}}, {"Relu", {}}, {"Reshape", {"allowzero"}},
+      {"Shape", {"start", "end"}}, {"Sigmoid", {}}, {"Silu", {}}, {"Slice", {}}, {"Softmax", {"axis"}},
+      {"Split", {"axis", "split", "num_outputs"}}, {"Sqrt", {}}, {"Squeeze", {"axes"}}, {"Sub", {}},
+      {"Tanh", {}}, {"Transpose", {"perm"}}, {"Unsqueeze", {"axes"}}, {"Where", {}},
+  };
+  return *ops;
+}
+
+}  // namespace npu::onnxio
