@@ -1,0 +1,148 @@
+// npu-bench vector: the Vector unit's ops on large tensors, through the same op
+// code the server runs (OpRegistry -> OpDef::run), next to a STREAM-style
+// triad measured in the same run; and Conv 3x3 (img2col + Cube) next to a
+// Cube GEMM of the same FLOP count.
+//
+//   npu-bench vector [--mib 64] [--reps 5]
+//
+// One JSON line per op and dtype: GB/s moved (inputs read + output written,
+// at the tensor's dtype) and its ratio to the triad's GB/s; for Conv, GFLOP/s
+// and the ratio to the GEMM's.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench/bench_registry.h"
+#include "kernels/cube_gemm.h"
+#include "kernels/fp16.h"
+#include "server/device/device_preset.h"
+#include "server/graph/op_registry.h"
+
+namespace npu::bench {
+namespace {
+
+using graph::HostTensor;
+using graph::TensorType;
+using graph::DataType;
+
+double Seconds(const std::function<void()>& fn, int reps) {
+  fn();  // warm-up: first touch of the pages
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    fn();
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+HostTensor Random(TensorType type) {
+  HostTensor t = HostTensor::Allocate(type);
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> d(-2, 2);
+  const int64_t n = type.elements();
+  if (type.dtype == v1::FLOAT16) {
+    for (int64_t i = 0; i < n; ++i) t.mutable_as<kernels::half_bits>()[i] = kernels::FloatToHalf(d(rng));
+  } else {
+    for (int64_t i = 0; i < n; ++i) t.mutable_as<float>()[i] = d(rng);
+  }
+  return t;
+}
+
+// Runs the registered op `op_type` on `inputs` (attributes in `node`).
+std::function<void()> OpRunner(v1::Node& node, const std::vector<const HostTensor*>& inputs, TensorType out_type,
+                               const device::DevicePreset& preset) {
+  const graph::OpDef* op = graph::OpRegistry::Global().Find(node.op_type());
+  auto out = std::make_shared<HostTensor>(HostTensor::Allocate(out_type));
+  return [op, &node, inputs, out, &preset] {
+    graph::RunContext ctx{node, graph::NodeAttributes(node), inputs, {*out}, preset, {}};
+    (void)op->run(ctx);
+  };
+}
+
+int RunVectorBench(int argc, char** argv) {
+  int64_t mib = 64;
+  int reps = 5;
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], "--mib") == 0) mib = std::atoll(argv[i + 1]);
+    if (std::strcmp(argv[i], "--reps") == 0) reps = std::atoi(argv[i + 1]);
+  }
+  const device::DevicePreset preset = device::PresetByName("ascend910b").value();
+
+  // Anchor: STREAM triad a = b + s * c on fp32 arrays of `mib` MiB each.
+  const int64_t n32 = mib * 1024 * 1024 / 4;
+  std::vector<float> a(n32), b(n32, 1.0f), c(n32, 2.0f);
+  const double triad_s = Seconds([&] {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n32; ++i) a[i] = b[i] + 3.0f * c[i];
+  }, reps);
+  const double triad_gbs = 3.0 * n32 * 4 / triad_s / 1e9;
+  std::printf("{\"bench\": \"vector\", \"op\": \"triad\", \"mib\": %lld, \"gbs\": %.2f}\n",
+              static_cast<long long>(mib), triad_gbs);
+
+  for (DataType dt : {v1::FLOAT32, v1::FLOAT16}) {
+    const int64_t n = mib * 1024 * 1024 / static_cast<int64_t>(graph::ElementSize(dt));
+    const TensorType flat{dt, {n}};
+    const TensorType rows{dt, {n / 1024, 1024}};
+    HostTensor x = Random(flat), y = Random(flat), scale = Random({dt, {1024}}), bias = Random({dt, {1024}});
+    HostTensor xr(rows, nullptr, x.data());
+    struct Case {
+      const char* op;
+      std::vector<const HostTensor*> inputs;
+      TensorType out;
+      int operands;  // tensors of n elements read or written
+      double target;
+    };
+    const std::vector<Case> cases = {
+        {"Add", {&x, &y}, flat, 3, 0.8}, {"Mul", {&x, &y}, flat, 3, 0.8}, {"Relu", {&x}, flat, 2, 0.8},
+        {"Gelu", {&x}, flat, 2, 0.0}, {"Softmax", {&xr}, rows, 2, 0.5},
+        {"LayerNormalization", {&xr, &scale, &bias}, rows, 2, 0.5}};
+    for (const Case& cs : cases) {
+      v1::Node node;
+      node.set_op_type(cs.op);
+      auto run = OpRunner(node, cs.inputs, cs.out, preset);
+      const double s = Seconds(run, reps);
+      const double gbs = cs.operands * static_cast<double>(n) * graph::ElementSize(dt) / s / 1e9;
+      std::printf("{\"bench\": \"vector\", \"op\": \"%s\", \"dtype\": \"%s\", \"mib\": %lld, \"gbs\": %.2f, "
+                  "\"anchor_gbs\": %.2f, \"ratio\": %.3f, \"target\": %.1f}\n",
+                  cs.op, graph::DataTypeName(dt).c_str(), static_cast<long long>(mib), gbs, triad_gbs,
+                  gbs / triad_gbs, cs.target);
+    }
+  }
+
+  // Conv 3x3, 56x56x64 -> 64, batch 8, fp16, through the Conv op; the anchor
+  // is one Cube GEMM with the same M, N, K as all its img2col GEMMs together.
+  {
+    const int64_t batch = 8, ch = 64, hw = 56;
+    HostTensor x = Random({v1::FLOAT16, {batch, ch, hw, hw}}), w = Random({v1::FLOAT16, {ch, ch, 3, 3}});
+    v1::Node node;
+    node.set_op_type("Conv");
+    for (int i = 0; i < 4; ++i) (*node.mutable_attributes())["pads"].mutable_ints()->add_values(1);
+    auto run = OpRunner(node, {&x, &w}, {v1::FLOAT16, {batch, ch, hw, hw}}, preset);
+    const double flops = 2.0 * batch * ch * ch * 9 * hw * hw;
+    const double conv_s = Seconds(run, reps);
+    HostTensor ga = Random({v1::FLOAT16, {ch, ch * 9}}), gb = Random({v1::FLOAT16, {ch * 9, batch * hw * hw}});
+    HostTensor gc = HostTensor::Allocate({v1::FLOAT16, {ch, batch * hw * hw}});
+    kernels::GemmProblem p;
+    p.m = ch, p.n = batch * hw * hw, p.k = ch * 9;
+    p.a = ga.data(), p.lda = p.k, p.b = gb.data(), p.ldb = p.n, p.c = gc.mutable_data(), p.ldc = p.n;
+    p.c_type = kernels::ElemType::kFloat16;
+    const double gemm_s = Seconds([&] { kernels::CubeGemm(p, kernels::CubeTileShape{}, nullptr); }, reps);
+    std::printf("{\"bench\": \"vector\", \"op\": \"Conv3x3\", \"shape\": \"8x64x56x56->64\", \"gflops\": %.2f, "
+                "\"anchor_gflops\": %.2f, \"ratio\": %.3f, \"target\": 0.7}\n",
+                flops / conv_s / 1e9, flops / gemm_s / 1e9, gemm_s / conv_s);
+  }
+  return 0;
+}
+
+}  // namespace
+
+NPU_BENCH("vector", RunVectorBench);
+
+}  // namespace npu::bench
