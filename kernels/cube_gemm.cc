@@ -209,13 +209,6 @@ void RunTile(const TileJob& job, int64_t batch, int64_t m0, int64_t mt, int64_t 
   if (k == 0) std::memset(l0c, 0, mt * ldc * sizeof(float));
   const size_t c_size = p.c_type == ElemType::kFloat16 ? sizeof(half_bits) : sizeof(float);
   char* c = static_cast<char*>(p.c) + (batch * p.c_batch_stride + m0 * p.ldc + n0) * static_cast<int64_t>(c_size);
-  // When FixPipe would only copy (fp32 out, no bias, no activation), groups of whole
-  // fractal columns accumulate in C itself and skip that copy; exact either way,
-  // since fp32 partial sums are stored and reloaded unchanged. direct_cols is the
-  // width of that prefix of the tile.
-  const bool plain_fp32 = p.c_type == ElemType::kFloat32 && p.bias == nullptr && p.epilogue == Epilogue::kNone;
-  const int64_t group_cols = 16 * ks.np;
-  const int64_t direct_cols = plain_fp32 && k > 0 ? nt / group_cols * group_cols : 0;
   const int64_t calls_per_block = CeilDiv(panels, ks.np) * CeilDiv(mt, ks.mr);
   for (int64_t k0 = 0; k0 < k; k0 += kKc) {
     const int64_t kc = std::min(kKc, k - k0);
@@ -236,15 +229,13 @@ void RunTile(const TileJob& job, int64_t batch, int64_t m0, int64_t mt, int64_t 
     for (int64_t p0 = 0; p0 < panels; p0 += ks.np) {
       const int64_t np = std::min<int64_t>(ks.np, panels - p0);
       const half_bits* bp = bblock + p0 * panel_stride;
-      const bool direct = p0 * 16 < direct_cols;
-      float* acc = direct ? reinterpret_cast<float*>(c) + p0 * 16 : l0c + p0 * 16;
-      const int64_t acc_ld = direct ? p.ldc : ldc;
+      float* acc = l0c + p0 * 16;
+      const int64_t acc_ld = ldc;
       for (int64_t i0 = 0, rows = 0; i0 < mt; i0 += rows) {
         rows = CubeSliverRows(mt, ks.mr, i0);
         next_b.Step();
-        // The next call's C block (one line per row and fractal column) lives at a
-        // large row stride in C and would otherwise stall its first FMAs (+5-10% at
-        // 1024^3 and 2048^3, measured A/B on this machine).
+        // The next call's L0C block (one line per row and fractal column), so its
+        // first FMAs do not wait on L2.
         const float* next_c = acc + (i0 + rows) * acc_ld;
         const int64_t next_rows = std::min<int64_t>(ks.mr, mt - i0 - rows);
         for (int64_t r = 0; r < next_rows; ++r) {
@@ -256,12 +247,11 @@ void RunTile(const TileJob& job, int64_t batch, int64_t m0, int64_t mt, int64_t 
     }
   }
 
-  if (direct_cols == nt) return;
+  // L0C stays a separate, compact buffer even for plain fp32 output: accumulating in
+  // C itself saved this copy (~2%) but cost 5-15% at 1024^3, because C's rows are
+  // often 4 KiB apart and a micro-tile's rows then collide in one L1 set.
   const FixPipeConfig fix{p.bias, p.epilogue, p.c_type, p.saturate_fp16};
-  for (int64_t i = 0; i < mt; ++i) {
-    FixPipeRow(l0c + i * ldc + direct_cols, n0 + direct_cols, nt - direct_cols, fix,
-               c + (i * p.ldc + direct_cols) * static_cast<int64_t>(c_size));
-  }
+  for (int64_t i = 0; i < mt; ++i) FixPipeRow(l0c + i * ldc, n0, nt, fix, c + i * p.ldc * static_cast<int64_t>(c_size));
 }
 
 CubeTileCounts CountTile(const GemmProblem& p, const CubeTileShape& tile, int64_t batch, int64_t m0, int64_t mt,
