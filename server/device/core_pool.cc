@@ -5,21 +5,33 @@
 #include "server/device/cost_model.h"
 
 namespace npu::device {
+namespace {
 
-CorePool::CorePool(const DevicePreset& preset) : preset_(preset) {
+// One L2 key per (op, shared read, slice); a multiplicative mix keeps them apart.
+uint64_t SliceKey(uint64_t op_serial, uint64_t key, uint64_t slice) {
+  uint64_t h = op_serial * 0x9E3779B97F4A7C15ull;
+  h ^= key + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
+  h ^= slice + 0x94D049BB133111EBull + (h << 6) + (h >> 2);
+  return h;
+}
+
+}  // namespace
+
+CorePool::CorePool(const DevicePreset& preset)
+    : preset_(preset), l2_(preset.l2_bytes), hbm_(preset.hbm_bytes_per_s / preset.clock_hz) {
   if (preset.separated()) {
     for (int i = 0; i < preset.cube_cores; ++i) {
       cube_cores_.push_back(static_cast<int>(cores_.size()));
-      cores_.push_back(CoreInfo{"aic"});
+      cores_.push_back(CoreInfo{"aic", 0, {}});
     }
     for (int i = 0; i < preset.vector_cores; ++i) {
       vector_cores_.push_back(static_cast<int>(cores_.size()));
-      cores_.push_back(CoreInfo{"aiv"});
+      cores_.push_back(CoreInfo{"aiv", 0, {}});
     }
   } else {
     for (int i = 0; i < preset.cube_cores; ++i) {
       cube_cores_.push_back(i);
-      cores_.push_back(CoreInfo{"ai_core"});
+      cores_.push_back(CoreInfo{"ai_core", 0, {}});
     }
     vector_cores_ = cube_cores_;
   }
@@ -35,33 +47,74 @@ uint64_t CorePool::horizon() const {
   return h;
 }
 
+std::vector<uint64_t> CorePool::HbmBytesOfWave(const std::vector<TileWork>& tiles, size_t begin, size_t end,
+                                               uint64_t op_serial, uint64_t& l2_hits) {
+  std::vector<uint64_t> hbm(end - begin);
+  uint64_t max_steps = 0;
+  for (size_t i = begin; i < end; ++i) {
+    const TileWork& w = tiles[i];
+    uint64_t shared = 0;
+    for (const SharedRead& r : w.shared_reads) shared += r.bytes;
+    // Streamed reads and all writes go to HBM.
+    hbm[i - begin] = (w.mte2_bytes - std::min(w.mte2_bytes, shared)) + w.mte3_bytes + w.fixpipe_bytes;
+    if (!w.shared_reads.empty()) max_steps = std::max(max_steps, std::max<uint64_t>(1, w.pipeline_steps));
+  }
+  for (uint64_t s = 0; s < max_steps; ++s) {
+    for (size_t i = begin; i < end; ++i) {
+      const TileWork& w = tiles[i];
+      const uint64_t steps = std::max<uint64_t>(1, w.pipeline_steps);
+      if (s >= steps) continue;
+      for (const SharedRead& r : w.shared_reads) {
+        const uint64_t slice = r.bytes / steps + (s + 1 == steps ? r.bytes % steps : 0);
+        if (l2_.Access(SliceKey(op_serial, r.key, s), slice)) {
+          l2_hits += slice;
+        } else {
+          hbm[i - begin] += slice;
+        }
+      }
+    }
+  }
+  return hbm;
+}
+
 ScheduledOp CorePool::Schedule(const OpWork& work, uint64_t ready) {
   ScheduledOp op;
   op.start = op.end = ready;
   if (work.task_type == TaskType::kAiCpu || work.tiles.empty()) return op;
   const auto& eligible = CoresFor(work.task_type);
-  const int active = static_cast<int>(std::min(work.tiles.size(), eligible.size()));
-  op.block_dim = active;
+  const size_t active = std::min(work.tiles.size(), eligible.size());
+  op.block_dim = static_cast<int>(active);
   op.start = UINT64_MAX;
   op.end = 0;
-  for (const TileWork& w : work.tiles) {
-    // Earliest-free eligible core; ties go to the lowest index (deterministic).
-    int best = eligible.front();
-    for (int c : eligible) {
-      if (cores_[c].free_at < cores_[best].free_at) best = c;
+  const uint64_t serial = ++op_serial_;
+  // No tile of any later op can start before the earliest-free core.
+  uint64_t earliest_free = UINT64_MAX;
+  for (const CoreInfo& c : cores_) earliest_free = std::min(earliest_free, c.free_at);
+  hbm_.ForgetBefore(earliest_free);
+
+  for (size_t begin = 0; begin < work.tiles.size(); begin += active) {
+    const size_t end = std::min(work.tiles.size(), begin + active);
+    const std::vector<uint64_t> hbm_bytes = HbmBytesOfWave(work.tiles, begin, end, serial, op.l2_hit_bytes);
+    for (size_t i = begin; i < end; ++i) {
+      // Earliest-free eligible core; ties go to the lowest index (deterministic).
+      int best = eligible.front();
+      for (int c : eligible) {
+        if (cores_[c].free_at < cores_[best].free_at) best = c;
+      }
+      const TileCost cost = CostTile(work.tiles[i], preset_);
+      TilePlacement t;
+      t.core = best;
+      t.start = std::max(ready, cores_[best].free_at);
+      t.end = hbm_.Book(t.start, cost.duration, hbm_bytes[i - begin]);
+      t.busy = StretchTransfers(cost, t.end - t.start);
+      cores_[best].free_at = t.end;
+      cores_[best].busy += t.busy;
+      op.busy += t.busy;
+      op.hbm_bytes += hbm_bytes[i - begin];
+      op.start = std::min(op.start, t.start);
+      op.end = std::max(op.end, t.end);
+      op.tiles.push_back(t);
     }
-    const TileCost cost = CostTile(w, preset_, active);
-    TilePlacement t;
-    t.core = best;
-    t.start = std::max(ready, cores_[best].free_at);
-    t.end = t.start + cost.duration;
-    t.busy = cost.busy;
-    cores_[best].free_at = t.end;
-    cores_[best].busy += cost.busy;
-    op.busy += cost.busy;
-    op.start = std::min(op.start, t.start);
-    op.end = std::max(op.end, t.end);
-    op.tiles.push_back(t);
   }
   return op;
 }

@@ -1,7 +1,9 @@
 // The simulated cores of one chip and their timeline: a list scheduler places
-// each tile of an op on the earliest-free core that can run its task type.
-// Runs execute one at a time on a device, so the pool needs no lock; cycles are
-// deterministic for a given sequence of ops.
+// each tile of an op on the earliest-free core that can run its task type, no
+// earlier than the op is ready (its producers' end), so independent ops
+// overlap. The chip's L2 (l2_cache.h) and HBM bandwidth (hbm_timeline.h) are
+// shared by all cores. Runs execute one at a time on a device, so the pool
+// needs no lock; cycles are deterministic for a given sequence of ops.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +11,8 @@
 #include <vector>
 
 #include "server/device/device_preset.h"
+#include "server/device/hbm_timeline.h"
+#include "server/device/l2_cache.h"
 #include "server/device/tile_work.h"
 #include "server/device/unit_cycles.h"
 
@@ -24,6 +28,8 @@ struct ScheduledOp {
   uint64_t start = 0, end = 0;  // first tile start, last tile end (== ready when no tiles)
   int block_dim = 0;
   UnitCycles busy;              // summed over tiles
+  uint64_t hbm_bytes = 0;       // GM traffic that reached HBM (L2 misses, streams, writes)
+  uint64_t l2_hit_bytes = 0;    // shared reads the L2 served
   std::vector<TilePlacement> tiles;
 };
 
@@ -37,8 +43,9 @@ class CorePool {
  public:
   explicit CorePool(const DevicePreset& preset);
 
-  // Places every tile of `work` no earlier than `ready`. AI_CPU work and ops
-  // without tiles take no core time.
+  // Places every tile of `work` no earlier than `ready`, in the op's tile
+  // order, block_dim = min(tiles, eligible cores) at a time. AI_CPU work and
+  // ops without tiles take no core time.
   ScheduledOp Schedule(const OpWork& work, uint64_t ready);
 
   const std::vector<CoreInfo>& cores() const { return cores_; }
@@ -49,8 +56,17 @@ class CorePool {
   // Indices of the cores that run a task type.
   const std::vector<int>& CoresFor(TaskType t) const;
 
+  // HBM bytes of each tile of one wave (tiles that run together): their
+  // shared reads go through the L2 in lock step, slice by slice, as cores
+  // that start together stream their panels together.
+  std::vector<uint64_t> HbmBytesOfWave(const std::vector<TileWork>& tiles, size_t begin, size_t end,
+                                       uint64_t op_serial, uint64_t& l2_hits);
+
   DevicePreset preset_;
   std::vector<CoreInfo> cores_;
+  L2Cache l2_;
+  HbmTimeline hbm_;
+  uint64_t op_serial_ = 0;  // scopes L2 keys to one op
   std::vector<int> cube_cores_, vector_cores_;
 };
 

@@ -13,21 +13,14 @@ uint64_t CyclesFor(uint64_t bytes, double bytes_per_cycle) {
 
 }  // namespace
 
-TileCost CostTile(const TileWork& w, const DevicePreset& preset, int active_cores) {
+TileCost CostTile(const TileWork& w, const DevicePreset& preset) {
   TileCost c;
-  // GM traffic: each core's MTE2/MTE3 is limited by its own engine and by its
-  // share of the chip's HBM bandwidth.
-  const double hbm_per_core_per_cycle =
-      preset.hbm_bytes_per_s / preset.clock_hz / std::max(1, active_cores);
-  const double mte2_bw = std::min(preset.mte2_bytes_per_cycle, hbm_per_core_per_cycle);
-  const double mte3_bw = std::min(preset.mte3_bytes_per_cycle, hbm_per_core_per_cycle);
-
   c.busy.cube = w.cube_fractals;  // one 16x16x16 fractal per cycle
   c.busy.vector = w.vector_repeats + w.vector_instructions * kVectorIssueCycles;
   c.busy.scalar = kScalarCyclesPerTile + w.scalar_instructions;
   c.busy.mte1 = CyclesFor(w.mte1_bytes, preset.mte1_bytes_per_cycle);
-  c.busy.mte2 = CyclesFor(w.mte2_bytes, mte2_bw);
-  c.busy.mte3 = CyclesFor(w.mte3_bytes, mte3_bw);
+  c.busy.mte2 = CyclesFor(w.mte2_bytes, preset.mte2_bytes_per_cycle);
+  c.busy.mte3 = CyclesFor(w.mte3_bytes, preset.mte3_bytes_per_cycle);
   c.busy.fixpipe = CyclesFor(w.fixpipe_bytes, preset.fixpipe_bytes_per_cycle);
 
   // Double buffering overlaps the units; the tile lasts as long as its slowest
@@ -38,6 +31,16 @@ TileCost CostTile(const TileWork& w, const DevicePreset& preset, int active_core
   const uint64_t drain = (c.busy.fixpipe + c.busy.mte3) / steps;
   c.duration = c.busy.Max() + fill + drain;
   return c;
+}
+
+UnitCycles StretchTransfers(const TileCost& cost, uint64_t duration) {
+  UnitCycles b = cost.busy;
+  if (duration <= cost.duration || cost.duration == 0) return b;
+  const double stretch = static_cast<double>(duration) / static_cast<double>(cost.duration);
+  for (uint64_t* unit : {&b.mte2, &b.mte3, &b.fixpipe}) {
+    *unit = std::min<uint64_t>(duration, static_cast<uint64_t>(static_cast<double>(*unit) * stretch));
+  }
+  return b;
 }
 
 }  // namespace npu::device

@@ -1,5 +1,20 @@
 // The cost model: every formula that turns counted work into modeled cycles
-// lives here (docs/device-model.md explains them, with sources).
+// lives here and in core_pool.cc (chip-level HBM and L2); docs/device-model.md
+// explains them with their sources. Cycles are modeled, never measured.
+//
+// Per tile, per unit (busy cycles):
+//   cube    = 16x16x16 fp16 fractal MACs issued (one per cycle)
+//   vector  = 256-byte repeats (x passes, see vector_passes.h)
+//             + kVectorIssueCycles per instruction (<= 255 repeats each)
+//   scalar  = kScalarCyclesPerTile + scalar instructions counted by the op
+//   mte1    = bytes / mte1 width;   mte2 = bytes / mte2 width (GM or L2 -> L1/UB)
+//   mte3    = bytes / mte3 width;   fixpipe = bytes / fixpipe width
+// Double buffering overlaps the units, so a tile lasts
+//   duration = max(unit busy) + fill + drain
+//   fill  = mte2 / pipeline_steps            (the first load, nothing to overlap)
+//   drain = (fixpipe + mte3) / pipeline_steps (the last store)
+// The chip then books the tile's HBM bytes on the shared HBM timeline, which
+// may stretch it (core_pool.cc, hbm_timeline.h).
 #pragma once
 
 #include <cstdint>
@@ -10,21 +25,26 @@
 
 namespace npu::device {
 
-// Bumped whenever a formula or constant below changes; reported in every profile.
-inline constexpr const char* kCostModelVersion = "davinci-cost-model/1";
+// Bumped whenever a formula or constant changes; reported in every profile.
+inline constexpr const char* kCostModelVersion = "davinci-cost-model/2";
 
 // Issue overhead of one Vector instruction, cycles (decode + operand setup).
+// Not published; an assumption small next to a full 255-repeat instruction.
 inline constexpr uint64_t kVectorIssueCycles = 2;
 // Scalar work per tile (block setup, loop bounds, synchronisation flags), cycles.
 inline constexpr uint64_t kScalarCyclesPerTile = 64;
 
 struct TileCost {
   UnitCycles busy;
-  uint64_t duration = 0;  // cycles the tile occupies its core
+  uint64_t duration = 0;  // cycles the tile occupies its core, before HBM contention
 };
 
-// `active_cores` is how many cores of the chip pull from HBM at the same time
-// (the op's block_dim): they share its bandwidth.
-TileCost CostTile(const TileWork& w, const DevicePreset& preset, int active_cores);
+// The tile alone on its core, its engines at full width.
+TileCost CostTile(const TileWork& w, const DevicePreset& preset);
+
+// After HBM contention stretched a tile from `cost.duration` to `duration`
+// cycles: its transfer engines (MTE2, MTE3, FixPipe) were busy waiting for
+// memory, so their busy cycles grow in proportion, never past `duration`.
+UnitCycles StretchTransfers(const TileCost& cost, uint64_t duration);
 
 }  // namespace npu::device

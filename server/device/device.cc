@@ -9,7 +9,7 @@ Device::Device(int index, DevicePreset preset, const DeviceOptions& options)
       preset_(std::move(preset)),
       pool_(preset_),
       core_count_(static_cast<int>(pool_.cores().size())),
-      executor_(options.max_queue, options.omp_threads) {}
+      executor_(options.max_queue, options.omp_threads, options.cpu_affinity) {}
 
 absl::Status Device::ReserveMemory(uint64_t bytes) {
   uint64_t used = memory_used_.load();

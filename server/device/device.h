@@ -7,6 +7,7 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "server/device/core_pool.h"
@@ -18,6 +19,7 @@ namespace npu::device {
 struct DeviceOptions {
   int omp_threads = 0;     // host threads for compute; 0 = OpenMP default
   size_t max_queue = 64;   // runs waiting beyond this are refused
+  std::vector<int> cpu_affinity;  // pin the compute threads to these host CPUs (cpu_affinity.h); empty = no pinning
 };
 
 struct DeviceStatsSnapshot {

@@ -1,15 +1,19 @@
 #include "server/device/device_executor.h"
 
+#include <cstdio>
 #include <future>
+#include <string>
 
 #include <omp.h>
 
 #include "absl/strings/str_cat.h"
+#include "server/device/cpu_affinity.h"
 
 namespace npu::device {
 
-DeviceExecutor::DeviceExecutor(size_t max_queue, int omp_threads)
-    : max_queue_(max_queue), worker_([this, omp_threads] { WorkerLoop(omp_threads); }) {}
+DeviceExecutor::DeviceExecutor(size_t max_queue, int omp_threads, std::vector<int> cpus)
+    : max_queue_(max_queue),
+      worker_([this, omp_threads, cpus = std::move(cpus)] { WorkerLoop(omp_threads, cpus); }) {}
 
 DeviceExecutor::~DeviceExecutor() {
   {
@@ -42,8 +46,11 @@ size_t DeviceExecutor::queue_depth() const {
   return queue_.size();
 }
 
-void DeviceExecutor::WorkerLoop(int omp_threads) {
+void DeviceExecutor::WorkerLoop(int omp_threads, const std::vector<int>& cpus) {
   if (omp_threads > 0) omp_set_num_threads(omp_threads);  // per-thread ICV: set on this thread
+  if (absl::Status s = PinOpenMpTeam(cpus, omp_threads); !s.ok()) {
+    std::fprintf(stderr, "npu-server: %s; compute threads left unpinned\n", std::string(s.message()).c_str());
+  }
   for (;;) {
     std::function<void()> job;
     {

@@ -10,6 +10,7 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "absl/status/status.h"
 
@@ -17,8 +18,9 @@ namespace npu::device {
 
 class DeviceExecutor {
  public:
-  // `omp_threads` <= 0 keeps the OpenMP default.
-  DeviceExecutor(size_t max_queue, int omp_threads);
+  // `omp_threads` <= 0 keeps the OpenMP default (or one thread per CPU of
+  // `cpus`); non-empty `cpus` pins the worker's OpenMP team (cpu_affinity.h).
+  DeviceExecutor(size_t max_queue, int omp_threads, std::vector<int> cpus = {});
   ~DeviceExecutor();  // finishes queued jobs, then joins
   DeviceExecutor(const DeviceExecutor&) = delete;
   DeviceExecutor& operator=(const DeviceExecutor&) = delete;
@@ -30,7 +32,7 @@ class DeviceExecutor {
   size_t queue_depth() const;
 
  private:
-  void WorkerLoop(int omp_threads);
+  void WorkerLoop(int omp_threads, const std::vector<int>& cpus);
 
   const size_t max_queue_;
   mutable std::mutex mu_;

@@ -1,8 +1,17 @@
 #include "server/device/device_preset.h"
 
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 namespace npu::device {
 namespace {
@@ -12,7 +21,9 @@ constexpr uint64_t KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB;
 // Engine widths are not published; these are the model's assumptions, chosen so
 // a 16x16x16 fractal step is fed in one cycle: MTE1 moves one 512 B fractal of A
 // and one of B per cycle (1024 B), FixPipe drains one 16x16 fp32 block (1 KiB) in
-// 4 cycles, MTE2/MTE3 move 128 B per cycle per core (bounded further by HBM).
+// 4 cycles, MTE2/MTE3 move 128 B per cycle per core. 32 cores x 128 B exceeds the
+// 910's HBM (~1200 B/cycle), so streaming ops are bound by the
+// shared HBM timeline, as on the chip, not by the per-core engine.
 void SetEngineWidths(DevicePreset& p) {
   p.mte1_bytes_per_cycle = 1024;
   p.mte2_bytes_per_cycle = 128;
@@ -30,6 +41,7 @@ DevicePreset Ascend910() {
   p.l0b_bytes = 64 * KiB;
   p.l0c_bytes = 256 * KiB;
   p.ub_bytes = 256 * KiB;
+  p.l2_bytes = 32 * MiB;                     // Hot Chips 31 / Linley 2019: 32 MB L2
   p.hbm_bytes = 32 * GiB;                    // Linley 2019: 32 GB HBM2
   p.hbm_bytes_per_s = 1.2e12;                // [S] ~1.2 TB/s (one measurement 1148 GB/s)
   p.fp16_saturation = true;                  // torch_npu / CANN docs: 910 is saturation-only
@@ -41,13 +53,16 @@ DevicePreset Ascend310() {
   DevicePreset p;
   p.name = "ascend310";
   p.cube_cores = 2;                          // HiSilicon "Key information about Ascend 310"
-  p.clock_hz = 1.0e9;                        // [D] 8 TFLOPS / (2 * 4096 * 2) = 0.98 GHz; the 680 MHz test
-                                             // stub would give 5.6 TFLOPS, so we keep the published 8 TFLOPS
+  p.clock_hz = 0.5e9;                        // [D] 8 TFLOPS / (2 cores * 4096 MAC * 2) = 0.49 GHz, rounded;
+                                             // Huawei's Atlas 200I A2 kit lists a 500 MHz Da Vinci core at
+                                             // 4 TFLOPS, which agrees. A Huawei test stub's 680 MHz would
+                                             // give 11 TFLOPS, above the published 8: we keep the published
   p.l1_bytes = 1 * MiB;                      // same core generation as 910 (Hot Chips 31)
   p.l0a_bytes = 64 * KiB;
   p.l0b_bytes = 64 * KiB;
   p.l0c_bytes = 256 * KiB;
   p.ub_bytes = 256 * KiB;
+  p.l2_bytes = 8 * MiB;                      // [S] "8 MB on-chip buffer" in 310 spec sheets
   p.hbm_bytes = 8 * GiB;                     // Atlas 300I card: 8 GB LPDDR4X per chip [S]
   p.hbm_bytes_per_s = 47.7e9;                // LPDDR4X [S]
   p.fp16_saturation = true;
@@ -66,6 +81,7 @@ DevicePreset Ascend910B() {
   p.l0b_bytes = 64 * KiB;
   p.l0c_bytes = 128 * KiB;
   p.ub_bytes = 192 * KiB;                    // catlass; one secondary source says 256 KB: we follow Huawei's header
+  p.l2_bytes = 192 * MiB;                    // CANN ini quoted by huawei-csl/pto-dsl (910B2)
   p.hbm_bytes = 64 * GiB;
   p.hbm_bytes_per_s = 1.6e12;                // not published; third parties 0.4-1.6 TB/s: upper end, HBM2e x4
   p.fp16_saturation = false;                 // 910B defaults to IEEE inf/NaN
@@ -83,6 +99,127 @@ absl::StatusOr<DevicePreset> PresetByName(absl::string_view name) {
   if (name == "ascend910b") return Ascend910B();
   return absl::InvalidArgumentError(absl::StrCat("unknown device preset \"", name,
                                                  "\"; known: ", absl::StrJoin(PresetNames(), ", ")));
+}
+
+
+std::vector<std::string> PresetKeys() {
+  return {"name",        "cube_cores",    "vector_cores", "clock_hz",          "l1_bytes",
+          "l0a_bytes",   "l0b_bytes",     "l0c_bytes",    "ub_bytes",          "l2_bytes",
+          "hbm_bytes",   "hbm_bytes_per_s", "mte1_bytes_per_cycle", "mte2_bytes_per_cycle",
+          "mte3_bytes_per_cycle", "fixpipe_bytes_per_cycle", "fp16_saturation"};
+}
+
+namespace {
+
+absl::Status SetField(DevicePreset& p, absl::string_view key, absl::string_view value) {
+  auto bad = [&] {
+    return absl::InvalidArgumentError(absl::StrCat("preset field ", key, ": cannot read \"", value, "\""));
+  };
+  auto set_int = [&](int& f) { return absl::SimpleAtoi(value, &f) ? absl::OkStatus() : bad(); };
+  auto set_u64 = [&](uint64_t& f) { return absl::SimpleAtoi(value, &f) ? absl::OkStatus() : bad(); };
+  auto set_double = [&](double& f) { return absl::SimpleAtod(value, &f) ? absl::OkStatus() : bad(); };
+  if (key == "name") return p.name = std::string(value), absl::OkStatus();
+  if (key == "cube_cores") return set_int(p.cube_cores);
+  if (key == "vector_cores") return set_int(p.vector_cores);
+  if (key == "clock_hz") return set_double(p.clock_hz);
+  if (key == "l1_bytes") return set_u64(p.l1_bytes);
+  if (key == "l0a_bytes") return set_u64(p.l0a_bytes);
+  if (key == "l0b_bytes") return set_u64(p.l0b_bytes);
+  if (key == "l0c_bytes") return set_u64(p.l0c_bytes);
+  if (key == "ub_bytes") return set_u64(p.ub_bytes);
+  if (key == "l2_bytes") return set_u64(p.l2_bytes);
+  if (key == "hbm_bytes") return set_u64(p.hbm_bytes);
+  if (key == "hbm_bytes_per_s") return set_double(p.hbm_bytes_per_s);
+  if (key == "mte1_bytes_per_cycle") return set_double(p.mte1_bytes_per_cycle);
+  if (key == "mte2_bytes_per_cycle") return set_double(p.mte2_bytes_per_cycle);
+  if (key == "mte3_bytes_per_cycle") return set_double(p.mte3_bytes_per_cycle);
+  if (key == "fixpipe_bytes_per_cycle") return set_double(p.fixpipe_bytes_per_cycle);
+  if (key == "fp16_saturation") return absl::SimpleAtob(value, &p.fp16_saturation) ? absl::OkStatus() : bad();
+  return absl::InvalidArgumentError(absl::StrCat("unknown preset field \"", key, "\"; known: ",
+                                                 absl::StrJoin(PresetKeys(), ", ")));
+}
+
+// Applies "key=value" items over the preset named by "base" (first) or the default.
+absl::StatusOr<DevicePreset> FromItems(const std::vector<std::pair<std::string, std::string>>& items,
+                                       absl::string_view base, const std::string& default_name) {
+  auto preset = PresetByName(base);
+  if (!preset.ok()) return preset.status();
+  preset->name = default_name;
+  for (const auto& [key, value] : items) {
+    if (key == "base") continue;
+    if (auto s = SetField(*preset, key, value); !s.ok()) return s;
+  }
+  if (auto s = ValidatePreset(*preset); !s.ok()) return s;
+  return preset;
+}
+
+absl::StatusOr<std::pair<std::string, std::string>> SplitItem(absl::string_view item, absl::string_view where) {
+  std::pair<std::string, std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
+  kv.first = std::string(absl::StripAsciiWhitespace(kv.first));
+  kv.second = std::string(absl::StripAsciiWhitespace(kv.second));
+  if (kv.first.empty() || kv.second.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": expected key=value, got \"", item, "\""));
+  }
+  return kv;
+}
+
+}  // namespace
+
+absl::Status ValidatePreset(const DevicePreset& p) {
+  auto bad = [&](const char* field, const char* why) {
+    return absl::InvalidArgumentError(absl::StrCat("preset \"", p.name, "\": ", field, " ", why));
+  };
+  if (p.cube_cores < 1 || p.cube_cores > 4096) return bad("cube_cores", "must be 1..4096");
+  if (p.vector_cores < 0 || p.vector_cores > 8192) return bad("vector_cores", "must be 0..8192");
+  if (!(p.clock_hz >= 1e6 && p.clock_hz <= 1e11)) return bad("clock_hz", "must be 1e6..1e11");
+  if (!(p.hbm_bytes_per_s > 0)) return bad("hbm_bytes_per_s", "must be positive");
+  for (auto [field, v] : {std::pair{"mte1_bytes_per_cycle", p.mte1_bytes_per_cycle},
+                          std::pair{"mte2_bytes_per_cycle", p.mte2_bytes_per_cycle},
+                          std::pair{"mte3_bytes_per_cycle", p.mte3_bytes_per_cycle},
+                          std::pair{"fixpipe_bytes_per_cycle", p.fixpipe_bytes_per_cycle}}) {
+    if (!(v > 0)) return bad(field, "must be positive");
+  }
+  if (p.hbm_bytes == 0) return bad("hbm_bytes", "must be positive");
+  // The smallest Cube tile (16x16 fractals, 64-deep K slice, double-buffered)
+  // and the smallest Vector chunk (one 256 B repeat per operand, double-buffered)
+  // must fit; the tilers grow from there.
+  if (p.l0a_bytes < 16 * 64 * 2 * 2) return bad("l0a_bytes", "cannot hold one double-buffered 16x64 fp16 slice");
+  if (p.l0b_bytes < 16 * 64 * 2 * 2) return bad("l0b_bytes", "cannot hold one double-buffered 64x16 fp16 slice");
+  if (p.l0c_bytes < 16 * 16 * 4) return bad("l0c_bytes", "cannot hold one 16x16 fp32 fractal");
+  if (p.l1_bytes < 32 * 64 * 2 * 2) return bad("l1_bytes", "cannot hold the smallest double-buffered panels");
+  if (p.ub_bytes < 256 * 4 * 2) return bad("ub_bytes", "cannot hold a double-buffered 256 B repeat per operand");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<DevicePreset> ParsePresetSpec(absl::string_view spec) {
+  std::vector<std::pair<std::string, std::string>> items;
+  if (absl::ConsumePrefix(&spec, "@")) {
+    const std::string path(spec);
+    std::ifstream f(path);
+    if (!f) return absl::NotFoundError(absl::StrCat("cannot read preset file \"", path, "\""));
+    std::string base = "ascend910", line;
+    for (int n = 1; std::getline(f, line); ++n) {
+      const std::string content = line.substr(0, line.find('#'));
+      absl::string_view l = absl::StripAsciiWhitespace(content);
+      if (l.empty()) continue;
+      auto kv = SplitItem(l, absl::StrCat(path, ":", n));
+      if (!kv.ok()) return kv.status();
+      if (kv->first == "base") base = kv->second;
+      items.push_back(*std::move(kv));
+    }
+    auto preset = FromItems(items, base, "custom");
+    if (!preset.ok()) return absl::Status(preset.status().code(), absl::StrCat(path, ": ", preset.status().message()));
+    return preset;
+  }
+  std::vector<absl::string_view> parts = absl::StrSplit(spec, ',');
+  const std::string base(absl::StripAsciiWhitespace(parts[0]));
+  if (parts.size() == 1) return PresetByName(base);
+  for (size_t i = 1; i < parts.size(); ++i) {
+    auto kv = SplitItem(parts[i], "--preset");
+    if (!kv.ok()) return kv.status();
+    items.push_back(*std::move(kv));
+  }
+  return FromItems(items, base, absl::StrCat(base, "-custom"));
 }
 
 }  // namespace npu::device

@@ -20,6 +20,8 @@ struct DevicePreset {
   double clock_hz = 0;
   // Per-core on-chip buffers, bytes.
   uint64_t l1_bytes = 0, l0a_bytes = 0, l0b_bytes = 0, l0c_bytes = 0, ub_bytes = 0;
+  // Chip-level L2 shared by all cores, bytes (serves repeated GM reads, see l2_cache.h).
+  uint64_t l2_bytes = 0;
   // Chip memory.
   uint64_t hbm_bytes = 0;
   double hbm_bytes_per_s = 0;
@@ -39,5 +41,19 @@ struct DevicePreset {
 // Known presets: "ascend310", "ascend910", "ascend910b".
 absl::StatusOr<DevicePreset> PresetByName(absl::string_view name);
 std::vector<std::string> PresetNames();
+
+// A preset from a spec, as `npu-server --preset` takes it:
+//   "ascend910"                         a known preset
+//   "ascend910,cube_cores=8,clock_hz=1.5e9"  a known preset with fields overridden
+//   "@chip.preset"                      a file of key=value lines ('#' comments);
+//                                       "base=NAME" picks the preset to start from
+//                                       (default ascend910), "name=..." names it
+// Keys are the DevicePreset field names (PresetKeys()). The result is checked:
+// counts and sizes positive, the Cube tile and a Vector chunk must fit.
+absl::StatusOr<DevicePreset> ParsePresetSpec(absl::string_view spec);
+std::vector<std::string> PresetKeys();
+
+// INVALID_ARGUMENT naming the field when a preset cannot describe a chip.
+absl::Status ValidatePreset(const DevicePreset& p);
 
 }  // namespace npu::device

@@ -7,6 +7,15 @@
 
 namespace npu::device {
 
+// GM data a tile reads that other tiles of the same op read too (a GEMM's A
+// row panel, B column panel): the chip's L2 can serve the repeats (l2_cache.h).
+// `key` names the data within the op; its bytes are part of mte2_bytes and are
+// read in pipeline_steps equal slices, one per step.
+struct SharedRead {
+  uint64_t key = 0;
+  uint64_t bytes = 0;
+};
+
 struct TileWork {
   uint64_t cube_fractals = 0;        // 16x16x16 fp16 MAC steps issued to the Cube
   uint64_t vector_repeats = 0;       // 256-byte Vector repeats (transcendental passes included)
@@ -17,7 +26,9 @@ struct TileWork {
   uint64_t mte3_bytes = 0;           // UB -> GM
   uint64_t fixpipe_bytes = 0;        // L0C -> GM
   uint64_t pipeline_steps = 1;       // double-buffered iterations inside the tile (>= 1)
+  std::vector<SharedRead> shared_reads;  // the part of mte2_bytes other tiles share (empty: streamed)
 
+  // Adds the counts (a tile made of chunks); shared reads are appended.
   TileWork& operator+=(const TileWork& o);
 };
 

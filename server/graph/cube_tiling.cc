@@ -1,5 +1,7 @@
 #include "server/graph/cube_tiling.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace npu::graph {
@@ -59,6 +61,30 @@ kernels::CubeTileShape CubeTileForPreset(const device::DevicePreset& preset) {
     t = next;
   }
   return t;
+}
+
+void AppendCubeTiles(const std::vector<kernels::CubeTileCounts>& counts, int64_t m, int64_t n,
+                     const kernels::CubeTileShape& tile, uint64_t a_panel_key, uint64_t b_panel_key,
+                     device::OpWork& work) {
+  // Keys: operand in the top bits, batch key in the middle, panel origin below.
+  auto key = [](uint64_t operand, uint64_t batch_key, int64_t origin) {
+    return (operand << 62) ^ (batch_key << 24) ^ static_cast<uint64_t>(origin);
+  };
+  for (const auto& c : counts) {
+    device::TileWork w;
+    w.cube_fractals = c.fractal_ops;
+    w.mte2_bytes = c.mte2_bytes;
+    w.mte1_bytes = c.mte1_bytes;
+    w.fixpipe_bytes = c.fixpipe_bytes;
+    w.scalar_instructions = 8 * c.k_steps;  // per k step: loop, addresses, sync flags
+    w.pipeline_steps = std::max<uint64_t>(1, c.k_steps);
+    // mte2_bytes = (mt + nt) * k * 2: the A row panel and the B column panel.
+    const uint64_t mt = static_cast<uint64_t>(std::min(tile.m, m - c.m0));
+    const uint64_t nt = static_cast<uint64_t>(std::min(tile.n, n - c.n0));
+    const uint64_t per_row = c.mte2_bytes / std::max<uint64_t>(1, mt + nt);
+    w.shared_reads = {{key(1, a_panel_key, c.m0), per_row * mt}, {key(2, b_panel_key, c.n0), per_row * nt}};
+    work.tiles.push_back(std::move(w));
+  }
 }
 
 }  // namespace npu::graph

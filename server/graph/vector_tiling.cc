@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
+
 namespace npu::graph {
 
 namespace {
@@ -15,6 +17,7 @@ VectorTiling PlanVectorTiles(int64_t elements, int64_t ub_bytes_per_element, con
   const int64_t budget = static_cast<int64_t>(preset.ub_bytes) / 2;  // double buffering
   t.chunk = std::max<int64_t>(kChunkAlign, budget / std::max<int64_t>(1, ub_bytes_per_element) / kChunkAlign *
                                                kChunkAlign);
+  t.ub_bytes = static_cast<uint64_t>(t.chunk * std::max<int64_t>(1, ub_bytes_per_element) * 2);
   if (elements == 0) return t;
   const int64_t chunks = (elements + t.chunk - 1) / t.chunk;
   t.tiles = std::min<int64_t>(preset.vector_unit_cores(), chunks);
@@ -37,6 +40,31 @@ device::TileWork VectorChunkWork(int64_t elements, int64_t in_bytes, int64_t out
   w.mte3_bytes = static_cast<uint64_t>(out_bytes);
   w.pipeline_steps = 1;
   return w;
+}
+
+absl::Status CheckVectorTilingFits(const VectorTiling& tiling, const device::DevicePreset& preset) {
+  if (tiling.ub_bytes <= preset.ub_bytes) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat("vector chunk of ", tiling.chunk, " elements needs ",
+                                                    tiling.ub_bytes, " bytes of UB (double-buffered) but ",
+                                                    preset.name, " has ", preset.ub_bytes));
+}
+
+device::OpWork ElementwiseOpWork(int64_t elements, int64_t in_elem_bytes, int64_t out_elem_bytes, int64_t lane_bytes,
+                                 int64_t operands, int64_t passes, const device::DevicePreset& preset) {
+  device::OpWork work;
+  work.task_type = device::TaskType::kAiVectorCore;
+  const VectorTiling tiling = PlanVectorTiles(elements, lane_bytes * operands, preset);
+  for (int64_t t = 0; t < tiling.tiles; ++t) {
+    const int64_t begin = tiling.TileBegin(t), end = std::min(elements, begin + tiling.per_tile);
+    device::TileWork tile;
+    tile.pipeline_steps = 0;  // one step per chunk
+    for (int64_t s = begin; s < end; s += tiling.chunk) {
+      const int64_t len = std::min(tiling.chunk, end - s);
+      tile += VectorChunkWork(len, len * in_elem_bytes, len * out_elem_bytes, lane_bytes, passes);
+    }
+    work.tiles.push_back(std::move(tile));
+  }
+  return work;
 }
 
 }  // namespace npu::graph

@@ -15,7 +15,7 @@ NpuServer::NpuServer(ServerConfig config, device::DevicePreset preset)
 NpuServer::~NpuServer() { Shutdown(); }
 
 absl::StatusOr<std::unique_ptr<NpuServer>> NpuServer::Start(const ServerConfig& config) {
-  auto preset = device::PresetByName(config.preset);
+  auto preset = device::ParsePresetSpec(config.preset);
   if (!preset.ok()) return preset.status();
   if (config.devices < 1 || config.devices > 64) {
     return absl::InvalidArgumentError(absl::StrCat("--devices must be 1..64, got ", config.devices));

@@ -1,5 +1,6 @@
 // npu-server: serves simulated Da Vinci NPUs over gRPC.
 #include <csignal>
+#include <cstring>
 #include <cstdio>
 #include <thread>
 
@@ -7,6 +8,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_join.h"
+#include "server/device/cpu_affinity.h"
 #include "server/rpc/npu_server.h"
 #include "server/rpc/request_log.h"
 
@@ -14,8 +16,12 @@ ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
           "address to listen on (HOST:PORT; port 0 picks a free one). Loopback by default: "
           "expose it deliberately, e.g. 0.0.0.0:50051 in a container");
 ABSL_FLAG(int, devices, 1, "number of simulated NPUs (npu:0 .. npu:N-1)");
-ABSL_FLAG(std::string, preset, "ascend910", "device preset: ascend310, ascend910, ascend910b");
+ABSL_FLAG(std::string, preset, "ascend910",
+          "device preset: ascend310, ascend910, ascend910b; NAME,key=value,... overrides fields; "
+          "@FILE reads key=value lines (docs/device-model.md)");
 ABSL_FLAG(int, threads, 0, "host threads computing for each device (OpenMP); 0 = all cores");
+ABSL_FLAG(std::string, cpu_affinity, "",
+          "pin each device's compute threads to these CPUs, taskset-style (e.g. 0-1 or 0,2); also --cpu-affinity");
 ABSL_FLAG(int, max_queue, 64, "runs that may wait for a device before new ones get RESOURCE_EXHAUSTED");
 ABSL_FLAG(uint64_t, max_message_bytes, uint64_t{1} << 30, "largest gRPC message accepted or sent");
 ABSL_FLAG(uint64_t, max_tensor_bytes, uint64_t{4} << 30, "largest tensor accepted or computed");
@@ -45,6 +51,13 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);  // before any thread starts, so all inherit it
 
   absl::SetProgramUsageMessage("Serves simulated Huawei Da Vinci NPUs over gRPC.\nUsage: npu-server [flags]");
+  // Accept --flag-name for --flag_name (DESIGN.md spells --cpu-affinity).
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--", 2) != 0) continue;
+    for (char* c = argv[i] + 2; *c != '\0' && *c != '='; ++c) {
+      if (*c == '-') *c = '_';
+    }
+  }
   absl::ParseCommandLine(argc, argv);
 
   npu::rpc::ServerConfig config;
@@ -52,6 +65,12 @@ int main(int argc, char** argv) {
   config.devices = absl::GetFlag(FLAGS_devices);
   config.preset = absl::GetFlag(FLAGS_preset);
   config.device_options.omp_threads = absl::GetFlag(FLAGS_threads);
+  auto cpus = npu::device::ParseCpuList(absl::GetFlag(FLAGS_cpu_affinity));
+  if (absl::Status s = cpus.ok() ? npu::device::CheckCpusAllowed(*cpus) : cpus.status(); !s.ok()) {
+    std::fprintf(stderr, "npu-server: %s\n", std::string(s.message()).c_str());
+    return 2;
+  }
+  config.device_options.cpu_affinity = *cpus;
   config.device_options.max_queue = static_cast<size_t>(std::max(1, absl::GetFlag(FLAGS_max_queue)));
   config.limits.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   config.limits.max_tensor_bytes = absl::GetFlag(FLAGS_max_tensor_bytes);

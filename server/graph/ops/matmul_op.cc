@@ -72,19 +72,6 @@ kernels::ElemType KernelType(DataType t) {
   return t == v1::FLOAT16 ? kernels::ElemType::kFloat16 : kernels::ElemType::kFloat32;
 }
 
-void AppendTiles(const std::vector<kernels::CubeTileCounts>& counts, device::OpWork& work) {
-  for (const auto& c : counts) {
-    device::TileWork w;
-    w.cube_fractals = c.fractal_ops;
-    w.mte2_bytes = c.mte2_bytes;
-    w.mte1_bytes = c.mte1_bytes;
-    w.fixpipe_bytes = c.fixpipe_bytes;
-    w.scalar_instructions = 8 * c.k_steps;  // per k step: loop, addresses, sync flags
-    w.pipeline_steps = std::max<uint64_t>(1, c.k_steps);
-    work.tiles.push_back(w);
-  }
-}
-
 absl::Status RunMatMul(RunContext& ctx) {
   const HostTensor& a = *ctx.inputs[0];
   const HostTensor& b = *ctx.inputs[1];
@@ -116,7 +103,8 @@ absl::Status RunMatMul(RunContext& ctx) {
     p.b = b.data() + bmap.Offset(i) * d.k * d.n * a_elem;
     p.c = out.mutable_data() + i * d.m * d.n * c_elem;
     kernels::CubeGemm(p, tile, &counts);
-    AppendTiles(counts, ctx.work);
+    graph::AppendCubeTiles(counts, d.m, d.n, tile, static_cast<uint64_t>(amap.Offset(i)),
+                           static_cast<uint64_t>(bmap.Offset(i)), ctx.work);
   }
   return absl::OkStatus();
 }

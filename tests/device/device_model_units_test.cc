@@ -1,0 +1,159 @@
+// The device model's building blocks: the shared HBM timeline, the L2, the
+// presets (known, overridden, from a file) and the CPU list of --cpu-affinity.
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/device/cost_model.h"
+#include "server/device/cpu_affinity.h"
+#include "server/device/device_preset.h"
+#include "server/device/hbm_timeline.h"
+#include "server/device/l2_cache.h"
+#include "server/device/vector_passes.h"
+
+namespace npu::device {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+TEST(HbmTimelineTest, ALoneTileKeepsItsOwnPace) {
+  HbmTimeline hbm(100.0);  // bytes per cycle
+  // 5000 bytes over 1000 cycles = 5 B/cycle, far under the bandwidth.
+  EXPECT_EQ(hbm.Book(0, 1000, 5000), 1000u);
+}
+
+TEST(HbmTimelineTest, TrafficBeyondTheBandwidthStretchesTiles) {
+  HbmTimeline hbm(100.0);
+  // 8 tiles each wanting 100 B/cycle for 1000 cycles share 100 B/cycle: together
+  // they need 8000 cycles, and no window holds more than its capacity.
+  uint64_t last = 0;
+  for (int i = 0; i < 8; ++i) last = std::max(last, hbm.Book(0, 1000, 100000));
+  EXPECT_GE(last, 8000u);
+  EXPECT_LE(last, 8000u + HbmTimeline::kWindowCycles);
+  for (uint64_t c = 0; c < last; c += HbmTimeline::kWindowCycles) {
+    EXPECT_LE(hbm.BookedAt(c), hbm.window_capacity() * (1 + 1e-9)) << "window at cycle " << c;
+  }
+}
+
+TEST(HbmTimelineTest, ForgettingOldWindowsKeepsLaterBookings) {
+  HbmTimeline hbm(10.0);
+  hbm.Book(0, 100, 100000);
+  const double booked = hbm.BookedAt(5000);
+  hbm.ForgetBefore(4096);
+  EXPECT_DOUBLE_EQ(hbm.BookedAt(5000), booked);
+  EXPECT_EQ(hbm.BookedAt(0), 0.0);
+}
+
+TEST(L2CacheTest, LeastRecentlyUsedSlicesAreEvicted) {
+  L2Cache l2(300);
+  EXPECT_FALSE(l2.Access(1, 100));
+  EXPECT_FALSE(l2.Access(2, 100));
+  EXPECT_FALSE(l2.Access(3, 100));
+  EXPECT_TRUE(l2.Access(1, 100));   // 1 is now the most recent
+  EXPECT_FALSE(l2.Access(4, 100));  // evicts 2
+  EXPECT_TRUE(l2.Access(1, 100));
+  EXPECT_FALSE(l2.Access(2, 100));
+  EXPECT_LE(l2.used_bytes(), 300u);
+  EXPECT_FALSE(l2.Access(9, 1000));  // larger than the cache: streams through
+  EXPECT_TRUE(l2.Access(1, 100));
+}
+
+TEST(PresetTest, KnownPresetsAreValidAndMatchTheirPublishedPeaks) {
+  for (const std::string& name : PresetNames()) {
+    auto p = PresetByName(name);
+    ASSERT_TRUE(p.ok()) << name;
+    EXPECT_TRUE(ValidatePreset(*p).ok()) << name << ": " << ValidatePreset(*p).message();
+    EXPECT_GT(p->l2_bytes, 0u) << name;
+  }
+  // Ascend 910: 256 TFLOPS fp16 (Hot Chips 31); the derived 1 GHz clock gives 262.
+  EXPECT_NEAR(PresetByName("ascend910")->peak_fp16_flops() / 1e12, 256, 256 * 0.03);
+  // Ascend 310: 8 TFLOPS fp16 (HiSilicon).
+  EXPECT_NEAR(PresetByName("ascend310")->peak_fp16_flops() / 1e12, 8, 8 * 0.03);
+  EXPECT_TRUE(PresetByName("ascend910b")->separated());
+}
+
+TEST(PresetTest, SpecOverridesFields) {
+  auto p = ParsePresetSpec("ascend910, cube_cores=8 ,clock_hz=1.5e9,hbm_bytes_per_s=2e12");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->name, "ascend910-custom");
+  EXPECT_EQ(p->cube_cores, 8);
+  EXPECT_DOUBLE_EQ(p->clock_hz, 1.5e9);
+  EXPECT_DOUBLE_EQ(p->hbm_bytes_per_s, 2e12);
+  EXPECT_EQ(p->l1_bytes, PresetByName("ascend910")->l1_bytes);  // the rest kept
+  EXPECT_EQ(ParsePresetSpec("ascend310")->name, "ascend310");
+}
+
+TEST(PresetTest, SpecFileStartsFromItsBase) {
+  const std::string path = ::testing::TempDir() + "/chip.preset";
+  std::ofstream(path) << "# a small chip\nbase = ascend910b\nname=tiny\nvector_cores=4 # two per cube core\n"
+                         "cube_cores=2\nub_bytes=131072\n";
+  auto p = ParsePresetSpec("@" + path);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->name, "tiny");
+  EXPECT_EQ(p->cube_cores, 2);
+  EXPECT_EQ(p->vector_cores, 4);
+  EXPECT_EQ(p->ub_bytes, 131072u);
+  EXPECT_DOUBLE_EQ(p->clock_hz, PresetByName("ascend910b")->clock_hz);
+  std::remove(path.c_str());
+}
+
+TEST(PresetTest, BadSpecsNameTheirFault) {
+  EXPECT_THAT(ParsePresetSpec("ascend911").status().message(), HasSubstr("unknown device preset"));
+  EXPECT_THAT(ParsePresetSpec("ascend910,cores=4").status().message(), HasSubstr("unknown preset field \"cores\""));
+  EXPECT_THAT(ParsePresetSpec("ascend910,cube_cores=many").status().message(), HasSubstr("cube_cores"));
+  EXPECT_THAT(ParsePresetSpec("ascend910,cube_cores=0").status().message(), HasSubstr("cube_cores must be"));
+  EXPECT_THAT(ParsePresetSpec("ascend910,l0c_bytes=512").status().message(), HasSubstr("l0c_bytes"));
+  EXPECT_THAT(ParsePresetSpec("ascend910,ub_bytes").status().message(), HasSubstr("key=value"));
+  EXPECT_EQ(ParsePresetSpec("@/nonexistent/chip.preset").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(CpuListTest, ParsesTasksetStyleLists) {
+  EXPECT_THAT(*ParseCpuList("0-1"), ElementsAre(0, 1));
+  EXPECT_THAT(*ParseCpuList("0,2"), ElementsAre(0, 2));
+  EXPECT_THAT(*ParseCpuList(" 3, 0-1 "), ElementsAre(3, 0, 1));
+  EXPECT_TRUE(ParseCpuList("")->empty());
+  for (const char* bad : {"a", "1-", "-1", "2-1", "0,0", "0-1-2", "99999", "1,,2"}) {
+    EXPECT_FALSE(ParseCpuList(bad).ok()) << bad;
+  }
+  EXPECT_TRUE(CheckCpusAllowed(*ParseCpuList("0")).ok());
+  EXPECT_FALSE(CheckCpusAllowed({CPU_SETSIZE - 1}).ok());
+}
+
+TEST(CpuListTest, PinsAnOpenMpTeam) {
+  // On this worker-like thread: two threads pinned to CPU 0 (always present).
+  std::thread worker([] { EXPECT_TRUE(PinOpenMpTeam({0}, 2).ok()); });
+  worker.join();
+}
+
+TEST(VectorPassesTest, TranscendentalsCostMorePasses) {
+  EXPECT_EQ(VectorPasses("Add"), 1);
+  EXPECT_EQ(VectorPasses("SomethingNew"), 1);
+  EXPECT_GT(VectorPasses("Exp"), VectorPasses("Mul"));
+  EXPECT_GT(VectorPasses("Gelu"), VectorPasses("Exp"));
+}
+
+TEST(CostTileTest, DoubleBufferingOverlapsUnits) {
+  const DevicePreset p = *PresetByName("ascend910");
+  TileWork w;
+  w.cube_fractals = 1000;
+  w.mte2_bytes = 64000;  // 500 cycles at 128 B/cycle
+  w.fixpipe_bytes = 25600;  // 100 cycles at 256 B/cycle
+  w.pipeline_steps = 10;
+  const TileCost c = CostTile(w, p);
+  EXPECT_EQ(c.busy.cube, 1000u);
+  EXPECT_EQ(c.busy.mte2, 500u);
+  EXPECT_EQ(c.busy.fixpipe, 100u);
+  EXPECT_EQ(c.busy.scalar, kScalarCyclesPerTile);
+  EXPECT_EQ(c.duration, 1000u + 500u / 10 + 100u / 10);  // slowest unit + fill + drain
+  const UnitCycles stretched = StretchTransfers(c, 2 * c.duration);
+  EXPECT_EQ(stretched.cube, 1000u);
+  EXPECT_EQ(stretched.mte2, 1000u);
+  EXPECT_LE(stretched.mte2, 2 * c.duration);
+}
+
+}  // namespace
+}  // namespace npu::device
