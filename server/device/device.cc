@@ -25,10 +25,11 @@ absl::Status Device::ReserveMemory(uint64_t bytes) {
 
 void Device::ReleaseMemory(uint64_t bytes) { memory_used_.fetch_sub(bytes); }
 
-absl::Status Device::Execute(const std::function<void(DeviceSession&)>& job) {
+absl::Status Device::Execute(const std::function<void(DeviceSession&)>& job, const DeviceExecutor::GaveUp& gave_up) {
   const uint64_t arrival = completed_horizon_.load();
+  std::atomic<bool> cancel{false};
   return executor_.RunSync([&] {
-    DeviceSession session{pool_, preset_, arrival};
+    DeviceSession session{pool_, preset_, arrival, &cancel};
     job(session);
     completed_horizon_.store(pool_.horizon());
     runs_.fetch_add(1);
@@ -36,7 +37,7 @@ absl::Status Device::Execute(const std::function<void(DeviceSession&)>& job) {
     stats_horizon_ = pool_.horizon();
     stats_busy_ = UnitCycles{};
     for (const auto& c : pool_.cores()) stats_busy_ += c.busy;
-  });
+  }, gave_up, &cancel);
 }
 
 DeviceStatsSnapshot Device::Stats() const {

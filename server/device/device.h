@@ -36,6 +36,8 @@ struct DeviceSession {
   CorePool& pool;
   const DevicePreset& preset;
   uint64_t arrival_cycle;  // modeled cycle the run arrived at (see Device::Execute)
+  // Set once the run's caller gave up; jobs check it between nodes, kernels between tiles.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 class Device {
@@ -53,7 +55,10 @@ class Device {
   // Runs `job` on the device's executor thread, which owns the core pool. A
   // run arrives at the modeled cycle where the runs finished before it was
   // submitted ended, so runs that overlap in real time queue in modeled time.
-  absl::Status Execute(const std::function<void(DeviceSession&)>& job);
+  // With `gave_up` (see DeviceExecutor::RunSync) a run whose caller gives up is
+  // skipped while queued or told to stop through DeviceSession::cancel.
+  absl::Status Execute(const std::function<void(DeviceSession&)>& job,
+                       const DeviceExecutor::GaveUp& gave_up = nullptr);
 
   DeviceStatsSnapshot Stats() const;
 

@@ -1,7 +1,8 @@
 #include "server/device/device_executor.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
-#include <future>
 #include <string>
 
 #include <omp.h>
@@ -24,7 +25,7 @@ DeviceExecutor::~DeviceExecutor() {
   worker_.join();
 }
 
-absl::Status DeviceExecutor::RunSync(std::function<void()> job) {
+absl::Status DeviceExecutor::RunSync(std::function<void()> job, const GaveUp& gave_up, std::atomic<bool>* cancel) {
   std::packaged_task<void()> task(std::move(job));
   std::future<void> done = task.get_future();
   {
@@ -34,11 +35,32 @@ absl::Status DeviceExecutor::RunSync(std::function<void()> job) {
       return absl::ResourceExhaustedError(
           absl::StrCat("device queue is full (", max_queue_, " runs waiting); retry later"));
     }
-    queue_.emplace_back([&task] { task(); });
+    queue_.push_back(&task);
   }
   cv_.notify_one();
+  if (!gave_up) {
+    done.get();
+    return absl::OkStatus();
+  }
+  // Short polls: a job that is already done returns at once, so quick runs pay nothing.
+  constexpr auto kPoll = std::chrono::milliseconds(2);
+  absl::Status abandoned;
+  while (done.wait_for(kPoll) != std::future_status::ready) {
+    abandoned = gave_up();
+    if (abandoned.ok()) continue;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = std::find(queue_.begin(), queue_.end(), &task);
+      if (it != queue_.end()) {
+        queue_.erase(it);  // never started: skip it
+        return abandoned;
+      }
+    }
+    if (cancel != nullptr) cancel->store(true);
+    break;
+  }
   done.get();
-  return absl::OkStatus();
+  return abandoned;
 }
 
 size_t DeviceExecutor::queue_depth() const {
@@ -52,15 +74,15 @@ void DeviceExecutor::WorkerLoop(int omp_threads, const std::vector<int>& cpus) {
     std::fprintf(stderr, "npu-server: %s; compute threads left unpinned\n", std::string(s.message()).c_str());
   }
   for (;;) {
-    std::function<void()> job;
+    std::packaged_task<void()>* job = nullptr;
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping and drained
-      job = std::move(queue_.front());
+      job = queue_.front();
       queue_.pop_front();
     }
-    job();
+    (*job)();  // the caller waits on its future, so `job` lives until this returns
   }
 }
 

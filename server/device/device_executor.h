@@ -4,10 +4,12 @@
 // oversubscribed). The queue is bounded: admission control.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <future>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -25,9 +27,17 @@ class DeviceExecutor {
   DeviceExecutor(const DeviceExecutor&) = delete;
   DeviceExecutor& operator=(const DeviceExecutor&) = delete;
 
+  // Polled (every few ms) by the caller waiting in RunSync: non-OK once the
+  // caller has given up (its client cancelled, its deadline passed).
+  using GaveUp = std::function<absl::Status()>;
+
   // Runs `job` on the worker thread and waits for it. RESOURCE_EXHAUSTED,
   // without running it, when `max_queue` jobs are already waiting.
-  absl::Status RunSync(std::function<void()> job);
+  // With `gave_up`: a job still queued when it turns non-OK is dropped and its
+  // status returned at once; a running one gets `*cancel` set (the job checks
+  // it between nodes and tiles) and its end is awaited, then the status returned.
+  absl::Status RunSync(std::function<void()> job, const GaveUp& gave_up = nullptr,
+                       std::atomic<bool>* cancel = nullptr);
 
   size_t queue_depth() const;
 
@@ -37,7 +47,7 @@ class DeviceExecutor {
   const size_t max_queue_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::function<void()>> queue_;
+  std::deque<std::packaged_task<void()>*> queue_;  // owned by the waiting RunSync callers
   bool stopping_ = false;
   std::thread worker_;
 };

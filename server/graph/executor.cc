@@ -67,7 +67,11 @@ absl::StatusOr<ExecResult> ExecutePlan(const Plan& plan, std::vector<HostTensor>
 
   for (int k = 0; k < static_cast<int>(plan.nodes.size()); ++k) {
     const PlanNode& pn = plan.nodes[k];
+    if (session.cancel != nullptr && session.cancel->load(std::memory_order_relaxed)) {
+      return absl::CancelledError(absl::StrCat("run stopped before ", NodeLabel(*pn.node), ": its caller gave up"));
+    }
     RunContext ctx{*pn.node, NodeAttributes(*pn.node), {}, {}, session.preset, {}};
+    ctx.cancel = session.cancel;
     ctx.work.task_type = pn.op->task_type;
     uint64_t ready = session.arrival_cycle;
     for (int v : pn.inputs) {
@@ -101,6 +105,10 @@ absl::StatusOr<ExecResult> ExecutePlan(const Plan& plan, std::vector<HostTensor>
     }
   }
 
+  // A kernel stopped part way leaves its output incomplete: never return it.
+  if (session.cancel != nullptr && session.cancel->load(std::memory_order_relaxed)) {
+    return absl::CancelledError("run stopped: its caller gave up");
+  }
   for (int v : plan.outputs) result.outputs.push_back(values[v]);
 
   if (options.profile) {

@@ -3,6 +3,7 @@
 // work for the device model). Ops are registered by server/graph/ops/builtin_ops.cc.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <string>
 #include "absl/strings/string_view.h"
@@ -35,6 +36,7 @@ struct RunContext {
   std::vector<HostTensor> outputs;        // allocated by the executor from inferred types
   const device::DevicePreset& preset;
   device::OpWork work;                    // filled by the op: its tiles, counted as they run
+  const std::atomic<bool>* cancel = nullptr;  // set when the caller gave up; long kernels check it per tile
 };
 
 struct OpDef {

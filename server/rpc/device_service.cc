@@ -30,27 +30,32 @@ double Ratio(uint64_t busy, uint64_t span) { return span == 0 ? 0.0 : static_cas
 
 }  // namespace
 
-grpc::Status DeviceServiceImpl::ListDevices(grpc::ServerContext*, const v1::ListDevicesRequest*,
+grpc::Status DeviceServiceImpl::ListDevices(grpc::ServerContext* ctx, const v1::ListDevicesRequest*,
                                             v1::ListDevicesResponse* resp) {
   RequestLog log("ListDevices");
+  if (auto tenant = state_.TenantOf(*ctx); !tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
   for (const auto& d : state_.devices.devices()) Describe(*d, resp->add_devices());
   return ToGrpcStatus(log.Finish(absl::OkStatus()));
 }
 
-grpc::Status DeviceServiceImpl::GetDevice(grpc::ServerContext*, const v1::GetDeviceRequest* req,
+grpc::Status DeviceServiceImpl::GetDevice(grpc::ServerContext* ctx, const v1::GetDeviceRequest* req,
                                           v1::DeviceInfo* resp) {
   RequestLog log("GetDevice");
+  if (auto tenant = state_.TenantOf(*ctx); !tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
   auto d = state_.devices.Find(req->device());
   if (d.ok()) Describe(**d, resp);
   return ToGrpcStatus(log.Finish(d.status()));
 }
 
-grpc::Status DeviceServiceImpl::GetStats(grpc::ServerContext*, const v1::GetStatsRequest*, v1::ServerStats* resp) {
+grpc::Status DeviceServiceImpl::GetStats(grpc::ServerContext* ctx, const v1::GetStatsRequest*, v1::ServerStats* resp) {
   RequestLog log("GetStats");
+  if (auto tenant = state_.TenantOf(*ctx); !tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
   resp->set_runs_total(state_.counters.runs_total.load());
   resp->set_runs_failed(state_.counters.runs_failed.load());
   resp->set_uploads_total(state_.counters.uploads_total.load());
   resp->set_downloads_total(state_.counters.downloads_total.load());
+  resp->set_runs_in_flight(static_cast<uint64_t>(std::max<int64_t>(0, state_.counters.runs_in_flight.load())));
+  resp->set_runs_cancelled(state_.counters.runs_cancelled.load());
   resp->set_uptime_s(std::chrono::duration<double>(std::chrono::steady_clock::now() - state_.started).count());
   for (const auto& d : state_.devices.devices()) {
     const device::DeviceStatsSnapshot s = d->Stats();

@@ -23,7 +23,7 @@ absl::Status MemoryServiceImpl::DoUpload(const std::string& tenant, grpc::Server
     return absl::InvalidArgumentError(absl::StrCat("upload header: ", graph::ToString(*type), " is ", expected,
                                                    " bytes; the limit is ", state_.limits.max_tensor_bytes));
   }
-  if (auto s = (*device)->ReserveMemory(expected); !s.ok()) return s;
+  if (auto s = state_.tensors.Reserve(tenant, *device, expected); !s.ok()) return s;
   graph::HostTensor tensor = graph::HostTensor::Allocate(*type);
   uint64_t received = 0;
   absl::Status status;
@@ -48,7 +48,7 @@ absl::Status MemoryServiceImpl::DoUpload(const std::string& tenant, grpc::Server
                                                      " of ", expected, " bytes"));
   }
   if (!status.ok()) {
-    (*device)->ReleaseMemory(expected);
+    state_.tensors.Release(tenant, *device, expected);
     return status;
   }
   *resp = state_.tensors.PutReserved(tenant, *device, std::move(tensor));
@@ -62,6 +62,7 @@ grpc::Status MemoryServiceImpl::Upload(grpc::ServerContext* ctx, grpc::ServerRea
   auto tenant = state_.TenantOf(*ctx);
   if (!tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
   log.set_tenant(*tenant);
+  if (auto s = state_.CheckAdmitting(); !s.ok()) return ToGrpcStatus(log.Finish(s));
   return ToGrpcStatus(log.Finish(DoUpload(*tenant, reader, resp)));
 }
 

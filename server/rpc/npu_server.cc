@@ -1,13 +1,52 @@
 #include "server/rpc/npu_server.h"
 
+#include <fstream>
+#include <sstream>
+#include <thread>
+
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 
 #include "absl/strings/str_cat.h"
+#include "server/rpc/parse_error_interceptor.h"
 
 namespace npu::rpc {
+namespace {
+
+absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(flag, ": cannot read \"", path, "\""));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(const TlsConfig& tls) {
+  if (tls.cert_path.empty() && tls.key_path.empty()) {
+    if (!tls.client_ca_path.empty()) return absl::InvalidArgumentError("--tls_client_ca needs --tls_cert and --tls_key");
+    return grpc::InsecureServerCredentials();
+  }
+  if (tls.cert_path.empty() || tls.key_path.empty()) {
+    return absl::InvalidArgumentError("TLS needs both --tls_cert and --tls_key");
+  }
+  auto cert = ReadPem(tls.cert_path, "--tls_cert");
+  if (!cert.ok()) return cert.status();
+  auto key = ReadPem(tls.key_path, "--tls_key");
+  if (!key.ok()) return key.status();
+  grpc::SslServerCredentialsOptions options(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+  options.pem_key_cert_pairs.push_back({*key, *cert});
+  if (!tls.client_ca_path.empty()) {
+    auto ca = ReadPem(tls.client_ca_path, "--tls_client_ca");
+    if (!ca.ok()) return ca.status();
+    options.pem_root_certs = *ca;
+    options.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+  }
+  return grpc::SslServerCredentials(options);
+}
+
+}  // namespace
 
 NpuServer::NpuServer(ServerConfig config, device::DevicePreset preset)
     : config_(std::move(config)), state_(config_.devices, preset, config_.device_options, config_.limits) {}
@@ -20,15 +59,26 @@ absl::StatusOr<std::unique_ptr<NpuServer>> NpuServer::Start(const ServerConfig& 
   if (config.devices < 1 || config.devices > 64) {
     return absl::InvalidArgumentError(absl::StrCat("--devices must be 1..64, got ", config.devices));
   }
+  auto credentials = MakeCredentials(config.tls);
+  if (!credentials.ok()) return credentials.status();
   std::unique_ptr<NpuServer> s(new NpuServer(config, *preset));
+  if (!config.auth_tokens_path.empty()) {
+    auto tokens = AuthTokens::Load(config.auth_tokens_path);
+    if (!tokens.ok()) return tokens.status();
+    s->state_.auth = std::make_unique<const AuthTokens>(*std::move(tokens));
+  }
 
+  InstallProtobufLogCapture();
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(), &s->port_);
+  builder.AddListeningPort(config.listen, *credentials, &s->port_);
   const int max_message = static_cast<int>(std::min<uint64_t>(config.limits.max_message_bytes, INT32_MAX));
   builder.SetMaxReceiveMessageSize(max_message);
   builder.SetMaxSendMessageSize(max_message);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(std::make_unique<ParseErrorInterceptorFactory>());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   builder.RegisterService(&s->device_service_);
   builder.RegisterService(&s->memory_service_);
   builder.RegisterService(&s->runtime_service_);
@@ -37,13 +87,38 @@ absl::StatusOr<std::unique_ptr<NpuServer>> NpuServer::Start(const ServerConfig& 
     return absl::UnavailableError(absl::StrCat("cannot listen on ", config.listen));
   }
   s->server_->GetHealthCheckService()->SetServingStatus(true);
+  if (!config.metrics_listen.empty()) {
+    auto metrics = MetricsHttpServer::Start(config.metrics_listen, s->state_);
+    if (!metrics.ok()) return metrics.status();
+    s->metrics_ = *std::move(metrics);
+  }
   return s;
+}
+
+bool NpuServer::Drain(std::chrono::milliseconds timeout) {
+  if (server_ == nullptr) return true;
+  state_.draining.store(true);
+  server_->GetHealthCheckService()->SetServingStatus(false);
+  const auto give_up = std::chrono::steady_clock::now() + timeout;
+  bool drained = true;
+  while (state_.counters.runs_in_flight.load() > 0) {
+    if (std::chrono::steady_clock::now() >= give_up) {
+      drained = false;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  // Uploads and downloads still streaming get a short grace, then are cancelled.
+  server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  return drained;
 }
 
 void NpuServer::Shutdown() {
   if (server_ == nullptr) return;
+  state_.draining.store(true);
   server_->GetHealthCheckService()->SetServingStatus(false);
-  server_->Shutdown();
+  server_->Shutdown(std::chrono::system_clock::now());
+  metrics_.reset();
 }
 
 }  // namespace npu::rpc

@@ -1,6 +1,8 @@
-// Assembles the gRPC server: services, health, reflection, message limits.
+// Assembles the gRPC server: services, health, reflection, message limits,
+// TLS and bearer-token auth, the metrics endpoint, and the drain on shutdown.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -9,10 +11,17 @@
 #include "absl/status/statusor.h"
 #include "server/rpc/device_service.h"
 #include "server/rpc/memory_service.h"
+#include "server/rpc/metrics_http.h"
 #include "server/rpc/runtime_service.h"
 #include "server/rpc/server_state.h"
 
 namespace npu::rpc {
+
+struct TlsConfig {
+  std::string cert_path;       // PEM server certificate chain; empty = plaintext
+  std::string key_path;        // PEM private key
+  std::string client_ca_path;  // PEM CA that client certificates must chain to; set = mutual TLS
+};
 
 struct ServerConfig {
   std::string listen = "127.0.0.1:50051";
@@ -20,6 +29,9 @@ struct ServerConfig {
   std::string preset = "ascend910";
   device::DeviceOptions device_options;
   ServerLimits limits;
+  TlsConfig tls;
+  std::string auth_tokens_path;  // `TOKEN TENANT` lines; empty = no authentication
+  std::string metrics_listen;    // HOST:PORT for Prometheus; empty = off
 };
 
 class NpuServer {
@@ -28,7 +40,14 @@ class NpuServer {
   ~NpuServer();
 
   int port() const { return port_; }
-  // Health goes NOT_SERVING, new calls are refused, in-flight calls finish.
+  int metrics_port() const { return metrics_ ? metrics_->port() : 0; }
+  const ServerState& state() const { return state_; }
+
+  // The SIGTERM path: health goes NOT_SERVING, new runs and uploads are refused
+  // with UNAVAILABLE, runs in flight finish (waiting at most `timeout`), then
+  // the server stops. Returns false when runs were still in flight at the timeout.
+  bool Drain(std::chrono::milliseconds timeout);
+  // Stops at once: new calls are refused, calls in progress are cancelled.
   void Shutdown();
   void Wait() { server_->Wait(); }
 
@@ -41,6 +60,7 @@ class NpuServer {
   MemoryServiceImpl memory_service_{state_};
   RuntimeServiceImpl runtime_service_{state_};
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<MetricsHttpServer> metrics_;
   int port_ = 0;
 };
 

@@ -1,4 +1,5 @@
 // One structured log line per request, written when the call ends:
+// Every request is also counted in RequestMetrics.
 //   ts=... level=info req=42 tenant=- method=Run status=OK latency_us=812 device_us=3.1 msg="..."
 #pragma once
 
@@ -19,6 +20,10 @@ class RequestLog {
   absl::Status Finish(absl::Status status);
 
   static void SetEnabled(bool enabled);
+  // Lines below this level are not written: "debug", "info" (successes),
+  // "warn" (failed requests), "error" (server faults: INTERNAL, UNKNOWN,
+  // DATA_LOSS) or "off". Metrics count every request whatever the level.
+  static absl::Status SetLevel(const std::string& level);
 
  private:
   const char* method_;

@@ -1,5 +1,7 @@
 #include "server/rpc/runtime_service.h"
 
+#include <chrono>
+
 #include "absl/strings/str_cat.h"
 #include "server/graph/executor.h"
 #include "server/rpc/grpc_status.h"
@@ -20,6 +22,27 @@ void DescribeValues(const graph::Plan& plan, const std::vector<int>& ids,
   }
 }
 
+// Polled while a run waits for or occupies its device.
+absl::Status CallerGaveUp(const grpc::ServerContext& ctx) {
+  if (std::chrono::system_clock::now() >= ctx.deadline()) {
+    return absl::DeadlineExceededError("the run passed its deadline; its device work was stopped");
+  }
+  if (ctx.IsCancelled()) return absl::CancelledError("the client cancelled the run; its device work was stopped");
+  return absl::OkStatus();
+}
+
+// Counts a call as in flight for its whole life, so a drain can wait for it.
+class InFlight {
+ public:
+  explicit InFlight(std::atomic<int64_t>& n) : n_(n) { n_.fetch_add(1); }
+  ~InFlight() { n_.fetch_sub(1); }
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+
+ private:
+  std::atomic<int64_t>& n_;
+};
+
 }  // namespace
 
 grpc::Status RuntimeServiceImpl::RegisterGraph(grpc::ServerContext* ctx, const v1::RegisterGraphRequest* req,
@@ -28,6 +51,7 @@ grpc::Status RuntimeServiceImpl::RegisterGraph(grpc::ServerContext* ctx, const v
   auto tenant = state_.TenantOf(*ctx);
   if (!tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
   log.set_tenant(*tenant);
+  if (auto s = state_.CheckAdmitting(); !s.ok()) return ToGrpcStatus(log.Finish(s));
   if (auto d = state_.devices.Find(req->device()); !d.ok()) return ToGrpcStatus(log.Finish(d.status()));
   auto plan = graph::BuildPlan(req->graph(), state_.plan_limits());
   if (!plan.ok()) return ToGrpcStatus(log.Finish(plan.status()));
@@ -47,7 +71,7 @@ grpc::Status RuntimeServiceImpl::UnregisterGraph(grpc::ServerContext* ctx, const
 }
 
 absl::Status RuntimeServiceImpl::DoRun(const std::string& tenant, const v1::RunRequest& req,
-                                       v1::RunResponse* resp, double* device_us) {
+                                       const grpc::ServerContext& ctx, v1::RunResponse* resp, double* device_us) {
   std::shared_ptr<const graph::Plan> plan;
   switch (req.graph_source_case()) {
     case v1::RunRequest::kGraphId: {
@@ -72,10 +96,17 @@ absl::Status RuntimeServiceImpl::DoRun(const std::string& tenant, const v1::RunR
 
   graph::ExecOptions options{req.options().profile(), req.options().debug(), (*device)->id()};
   absl::StatusOr<graph::ExecResult> result = absl::InternalError("run did not execute");
-  auto exec = (*device)->Execute([&](device::DeviceSession& session) {
-    result = graph::ExecutePlan(*plan, std::move(binding->inputs), options, session);
-  });
-  if (!exec.ok()) return exec;
+  auto exec = (*device)->Execute(
+      [&](device::DeviceSession& session) {
+        result = graph::ExecutePlan(*plan, std::move(binding->inputs), options, session);
+      },
+      [&ctx] { return CallerGaveUp(ctx); });
+  if (!exec.ok()) {
+    if (exec.code() == absl::StatusCode::kDeadlineExceeded || exec.code() == absl::StatusCode::kCancelled) {
+      state_.counters.runs_cancelled.fetch_add(1);
+    }
+    return exec;
+  }
   if (!result.ok()) return result.status();
 
   for (size_t i = 0; i < plan->outputs.size(); ++i) {
@@ -106,9 +137,12 @@ grpc::Status RuntimeServiceImpl::Run(grpc::ServerContext* ctx, const v1::RunRequ
   auto tenant = state_.TenantOf(*ctx);
   if (!tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
   log.set_tenant(*tenant);
+  // Counted before the drain check, so a drain that starts now waits for it or refuses it.
+  InFlight in_flight(state_.counters.runs_in_flight);
+  if (auto s = state_.CheckAdmitting(); !s.ok()) return ToGrpcStatus(log.Finish(s));
   state_.counters.runs_total.fetch_add(1);
   double device_us = -1;
-  absl::Status s = DoRun(*tenant, *req, resp, &device_us);
+  absl::Status s = DoRun(*tenant, *req, *ctx, resp, &device_us);
   if (!s.ok()) {
     state_.counters.runs_failed.fetch_add(1);
     resp->Clear();

@@ -15,8 +15,8 @@ class RuntimeServiceImpl final : public v1::RuntimeService::Service {
                                v1::UnregisterGraphResponse* resp) override;
 
  private:
-  absl::Status DoRun(const std::string& tenant, const v1::RunRequest& req, v1::RunResponse* resp,
-                     double* device_us);
+  absl::Status DoRun(const std::string& tenant, const v1::RunRequest& req, const grpc::ServerContext& ctx,
+                     v1::RunResponse* resp, double* device_us);
 
   ServerState& state_;
 };

@@ -1,4 +1,6 @@
 // npu-server: serves simulated Da Vinci NPUs over gRPC.
+#include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <cstdio>
@@ -26,7 +28,22 @@ ABSL_FLAG(int, max_queue, 64, "runs that may wait for a device before new ones g
 ABSL_FLAG(uint64_t, max_message_bytes, uint64_t{1} << 30, "largest gRPC message accepted or sent");
 ABSL_FLAG(uint64_t, max_tensor_bytes, uint64_t{4} << 30, "largest tensor accepted or computed");
 ABSL_FLAG(int64_t, max_graph_nodes, 100000, "largest graph accepted");
-ABSL_FLAG(bool, log_requests, true, "write one log line per request to stderr");
+ABSL_FLAG(bool, log_requests, true, "write one log line per request to stderr (false = --log_level=off)");
+ABSL_FLAG(std::string, log_level, "info",
+          "request log lines at or above this level: debug, info (every request), warn (failed requests), "
+          "error (server faults), off");
+ABSL_FLAG(uint64_t, tenant_memory_quota_bytes, 0, "device memory each tenant may hold in handles; 0 = no quota");
+ABSL_FLAG(double, handle_idle_timeout_s, 0,
+          "device memory handles unused for this long expire and free their memory; 0 = never");
+ABSL_FLAG(double, drain_timeout_s, 30, "on SIGTERM, how long runs in flight may take to finish");
+ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain: serve TLS (with --tls_key)");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
+ABSL_FLAG(std::string, tls_client_ca, "", "PEM CA: require client certificates signed by it (mutual TLS)");
+ABSL_FLAG(std::string, auth_tokens, "",
+          "token file, lines `TOKEN TENANT`: require \"authorization: Bearer TOKEN\", each token a tenant");
+ABSL_FLAG(std::string, metrics_listen, "",
+          "HOST:PORT for Prometheus metrics over HTTP (GET /metrics); empty = off. Keep it on loopback or a "
+          "cluster-internal address");
 
 namespace {
 
@@ -75,7 +92,17 @@ int main(int argc, char** argv) {
   config.limits.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   config.limits.max_tensor_bytes = absl::GetFlag(FLAGS_max_tensor_bytes);
   config.limits.max_graph_nodes = absl::GetFlag(FLAGS_max_graph_nodes);
-  npu::rpc::RequestLog::SetEnabled(absl::GetFlag(FLAGS_log_requests));
+  config.limits.tenant_memory_quota_bytes = absl::GetFlag(FLAGS_tenant_memory_quota_bytes);
+  config.limits.handle_idle_timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::duration<double>(std::max(0.0, absl::GetFlag(FLAGS_handle_idle_timeout_s))));
+  config.tls = {absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key), absl::GetFlag(FLAGS_tls_client_ca)};
+  config.auth_tokens_path = absl::GetFlag(FLAGS_auth_tokens);
+  config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  if (auto s = npu::rpc::RequestLog::SetLevel(absl::GetFlag(FLAGS_log_level)); !s.ok()) {
+    std::fprintf(stderr, "npu-server: %s\n", std::string(s.message()).c_str());
+    return 2;
+  }
+  if (!absl::GetFlag(FLAGS_log_requests)) npu::rpc::RequestLog::SetEnabled(false);
 
   auto server = npu::rpc::NpuServer::Start(config);
   if (!server.ok()) {
@@ -86,9 +113,19 @@ int main(int argc, char** argv) {
   std::printf("npu-server listening on %s:%d (%d x %s)\n", host.c_str(), (*server)->port(), config.devices,
               config.preset.c_str());
   std::fflush(stdout);
+  if ((*server)->metrics_port() > 0) {
+    const std::string& m = config.metrics_listen;
+    std::fprintf(stderr, "npu-server: metrics on http://%s:%d/metrics\n", m.substr(0, m.rfind(':')).c_str(),
+                 (*server)->metrics_port());
+  }
 
   WaitForTerminationSignal();
-  (*server)->Shutdown();
+  const auto drain_timeout = std::chrono::milliseconds(
+      static_cast<int64_t>(std::max(0.0, absl::GetFlag(FLAGS_drain_timeout_s)) * 1000));
+  if (!(*server)->Drain(drain_timeout)) {
+    std::fprintf(stderr, "npu-server: runs still in flight after --drain_timeout_s; cancelling them\n");
+  }
+  server->reset();  // stops the devices and the metrics endpoint
   std::fprintf(stderr, "npu-server: stopped\n");
   return 0;
 }

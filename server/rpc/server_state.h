@@ -3,12 +3,14 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <string>
 
 #include <grpcpp/server_context.h>
 
 #include "absl/status/statusor.h"
 #include "server/graph/plan.h"
+#include "server/rpc/auth_tokens.h"
 #include "server/rpc/device_pool.h"
 #include "server/rpc/graph_store.h"
 #include "server/rpc/tensor_store.h"
@@ -20,20 +22,30 @@ struct ServerLimits {
   uint64_t max_tensor_bytes = uint64_t{4} << 30;   // one tensor, uploaded or computed
   int64_t max_graph_nodes = 100000;
   uint64_t download_chunk_bytes = uint64_t{1} << 20;
+  uint64_t tenant_memory_quota_bytes = 0;          // device memory per tenant; 0 = none
+  std::chrono::nanoseconds handle_idle_timeout{0}; // 0 = handles never expire
 };
 
 struct ServerCounters {
   std::atomic<uint64_t> runs_total{0}, runs_failed{0}, uploads_total{0}, downloads_total{0};
+  std::atomic<uint64_t> runs_cancelled{0};  // caller gave up (deadline, cancellation) before the end
+  std::atomic<int64_t> runs_in_flight{0};   // admitted and not yet answered
 };
 
 struct ServerState {
   ServerState(int device_count, const device::DevicePreset& preset, const device::DeviceOptions& device_options,
               const ServerLimits& limits)
-      : devices(device_count, preset, device_options), limits(limits) {}
+      : devices(device_count, preset, device_options),
+        tensors(TensorStoreOptions{limits.tenant_memory_quota_bytes, limits.handle_idle_timeout}),
+        limits(limits) {}
 
   // The tenant a call acts for. Without authentication every caller is the
-  // anonymous tenant "".
+  // anonymous tenant ""; with it, the tenant of the call's bearer token
+  // (UNAUTHENTICATED when there is none or it is unknown).
   absl::StatusOr<std::string> TenantOf(const grpc::ServerContext& ctx) const;
+
+  // UNAVAILABLE once the server drains (SIGTERM): new work goes elsewhere.
+  absl::Status CheckAdmitting() const;
 
   graph::PlanLimits plan_limits() const { return {limits.max_graph_nodes, limits.max_tensor_bytes}; }
 
@@ -41,7 +53,9 @@ struct ServerState {
   TensorStore tensors;
   GraphStore graphs;
   const ServerLimits limits;
+  std::unique_ptr<const AuthTokens> auth;  // null: authentication off
   ServerCounters counters;
+  std::atomic<bool> draining{false};
   const std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };
 

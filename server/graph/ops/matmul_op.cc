@@ -92,6 +92,7 @@ absl::Status RunMatMul(RunContext& ctx) {
   p.ldb = d.n;
   p.ldc = d.n;
   p.saturate_fp16 = ctx.preset.fp16_saturation;
+  p.cancel = ctx.cancel;
   const size_t a_elem = ElementSize(a.type().dtype), c_elem = ElementSize(out.type().dtype);
 
   const BroadcastMap amap(d.a_batch, d.batch), bmap(d.b_batch, d.batch);
@@ -99,6 +100,7 @@ absl::Status RunMatMul(RunContext& ctx) {
   std::vector<kernels::CubeTileCounts> counts;
   ctx.work.task_type = device::TaskType::kAiCore;
   for (int64_t i = 0; i < batches; ++i) {
+    if (ctx.cancel != nullptr && ctx.cancel->load(std::memory_order_relaxed)) break;  // the executor reports it
     p.a = a.data() + amap.Offset(i) * d.m * d.k * a_elem;
     p.b = b.data() + bmap.Offset(i) * d.k * d.n * a_elem;
     p.c = out.mutable_data() + i * d.m * d.n * c_elem;

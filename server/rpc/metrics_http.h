@@ -1,0 +1,39 @@
+// Prometheus metrics over HTTP (cpp-httplib): GET /metrics. Off unless
+// --metrics_listen is given; meant for loopback or a cluster-internal port.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "server/rpc/server_state.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace npu::rpc {
+
+// Request metrics plus the gauges read from `state` at scrape time: queue
+// depth, device memory, runs in flight, per-unit utilisation.
+std::string RenderMetrics(const ServerState& state);
+
+class MetricsHttpServer {
+ public:
+  // `listen` is HOST:PORT; port 0 picks a free one (see port()).
+  static absl::StatusOr<std::unique_ptr<MetricsHttpServer>> Start(const std::string& listen,
+                                                                   const ServerState& state);
+  ~MetricsHttpServer();  // stops serving and joins
+
+  int port() const { return port_; }
+
+ private:
+  MetricsHttpServer() = default;
+
+  std::unique_ptr<httplib::Server> http_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+}  // namespace npu::rpc

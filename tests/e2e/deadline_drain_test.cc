@@ -1,0 +1,168 @@
+// Deadlines, cancellation and the SIGTERM drain, against a real npu-server.
+// Nothing here asserts a timing: only what the server does.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <thread>
+
+#include "gtest/gtest.h"
+#include "tests/e2e/e2e_support.h"
+#include "tests/e2e/server_process.h"
+
+namespace npu::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+// s = x + y broadcast to FLOAT16[n,n], then a chain of `matmuls` n x n x n
+// GEMMs on the Cube: long enough to be in flight for a while, from a request
+// of a few KiB.
+v1::RunRequest LongGemmRun(int64_t n, int matmuls) {
+  v1::RunRequest req;
+  v1::Graph* g = req.mutable_graph();
+  g->set_name("long_gemm");
+  const std::pair<const char*, std::vector<int64_t>> inputs[] = {{"x", {n, 1}}, {"y", {1, n}}};
+  for (const auto& [name, shape] : inputs) {
+    v1::ValueInfo* in = g->add_inputs();
+    in->set_name(name);
+    in->set_dtype(v1::FLOAT16);
+    for (int64_t d : shape) in->add_shape(d);
+    v1::RunInput* ri = req.add_inputs();
+    ri->set_name(name);
+    ri->mutable_tensor()->set_dtype(v1::FLOAT16);
+    for (int64_t d : shape) ri->mutable_tensor()->add_shape(d);
+    ri->mutable_tensor()->set_data(std::string(n * 2, '\0'));  // zeros: no overflow, same work
+  }
+  v1::Node* add = g->add_nodes();
+  add->set_name("square");
+  add->set_op_type("Add");
+  add->add_inputs("x");
+  add->add_inputs("y");
+  add->add_outputs("s");
+  std::string prev = "s";
+  for (int i = 0; i < matmuls; ++i) {
+    v1::Node* mm = g->add_nodes();
+    mm->set_name("mm" + std::to_string(i));
+    mm->set_op_type("MatMul");
+    mm->add_inputs(prev);
+    mm->add_inputs("s");
+    prev = "m" + std::to_string(i);
+    mm->add_outputs(prev);
+  }
+  // A 1-element slice would need ops the server may not have; keep the whole
+  // result on the device so the response stays small.
+  g->add_outputs(prev);
+  req.mutable_options()->set_keep_all_on_device(true);
+  return req;
+}
+
+v1::ServerStats Stats(v1::DeviceService::Stub& devices) {
+  v1::ServerStats stats;
+  EXPECT_TRUE(devices.GetStats(Ctx().get(), {}, &stats).ok());
+  return stats;
+}
+
+// Polls `done` every 10 ms for at most `limit` (a bound against hangs, not a timing assertion).
+template <typename F>
+bool WaitFor(F done, std::chrono::milliseconds limit = 60s) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (done()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return done();
+}
+
+TEST(Deadlines, LargeGemmPastItsDeadlineIsStoppedAndFreesTheDevice) {
+  ServerProcess server({"--log_level=warn"});
+  auto channel = TestChannel(server.target());
+  auto runtime = v1::RuntimeService::NewStub(channel);
+  auto devices = v1::DeviceService::NewStub(channel);
+
+  v1::RunResponse resp;
+  grpc::Status st = runtime->Run(Ctx(50ms).get(), LongGemmRun(2048, 16), &resp);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << st.error_message();
+
+  // The server notices the deadline and stops the device work (between tiles)...
+  ASSERT_TRUE(WaitFor([&] { return Stats(*devices).runs_cancelled() >= 1; }));
+  // ...so the device is free: nothing queued, nothing in flight, and the next run completes.
+  const v1::ServerStats stats = Stats(*devices);
+  ASSERT_EQ(stats.devices_size(), 1);
+  EXPECT_EQ(stats.devices(0).queue_depth(), 0u);
+  EXPECT_EQ(stats.runs_in_flight(), 0u);
+  v1::RunResponse small;
+  st = runtime->Run(Ctx().get(), AddRun(), &small);
+  EXPECT_TRUE(st.ok()) << st.error_message();
+  // No handle of the abandoned run was kept.
+  auto memory = v1::MemoryService::NewStub(channel);
+  v1::ListHandlesResponse handles;
+  ASSERT_TRUE(memory->List(Ctx().get(), {}, &handles).ok());
+  EXPECT_EQ(handles.handles_size(), 0);
+}
+
+TEST(Deadlines, CancelledCallIsStoppedAndQueuedOnesAreSkipped) {
+  ServerProcess server({"--log_level=warn"});
+  auto channel = TestChannel(server.target());
+  auto runtime = v1::RuntimeService::NewStub(channel);
+  auto devices = v1::DeviceService::NewStub(channel);
+
+  // One long run occupies the device; three more queue behind it. All four
+  // callers give up; the queued ones must never run.
+  grpc::ClientContext contexts[4];
+  std::vector<std::thread> callers;
+  std::atomic<int> cancelled{0};
+  for (auto& ctx : contexts) {
+    callers.emplace_back([&] {
+      v1::RunResponse resp;
+      grpc::Status st = runtime->Run(&ctx, LongGemmRun(2048, 16), &resp);
+      if (st.error_code() == grpc::StatusCode::CANCELLED) cancelled.fetch_add(1);
+    });
+  }
+  ASSERT_TRUE(WaitFor([&] { return Stats(*devices).runs_in_flight() == 4; }));
+  for (auto& ctx : contexts) ctx.TryCancel();
+  for (auto& t : callers) t.join();
+  EXPECT_EQ(cancelled.load(), 4);
+  ASSERT_TRUE(WaitFor([&] { return Stats(*devices).runs_cancelled() == 4; }));
+  const v1::ServerStats stats = Stats(*devices);
+  EXPECT_EQ(stats.devices(0).queue_depth(), 0u);
+  EXPECT_LE(stats.devices(0).runs(), 1u);  // only the first one ever started
+  v1::RunResponse small;
+  grpc::Status st = runtime->Run(Ctx().get(), AddRun(), &small);
+  EXPECT_TRUE(st.ok()) << st.error_message();
+}
+
+TEST(Drain, SigtermFinishesRunsInFlightRefusesNewOnesAndExitsZero) {
+  ServerProcess server({"--log_level=warn"});
+  auto channel = TestChannel(server.target());
+  auto runtime = v1::RuntimeService::NewStub(channel);
+  auto devices = v1::DeviceService::NewStub(channel);
+  auto health = grpc::health::v1::Health::NewStub(channel);
+
+  grpc::Status long_status;
+  v1::RunResponse long_resp;
+  std::thread in_flight([&] { long_status = runtime->Run(Ctx(120s).get(), LongGemmRun(2048, 12), &long_resp); });
+  ASSERT_TRUE(WaitFor([&] { return Stats(*devices).runs_in_flight() == 1; }));
+
+  ASSERT_EQ(kill(server.pid(), SIGTERM), 0);
+  // Health turns NOT_SERVING (or the server is already gone).
+  EXPECT_TRUE(WaitFor([&] {
+    grpc::health::v1::HealthCheckResponse h;
+    grpc::Status s = health->Check(Ctx(2s).get(), {}, &h);
+    return !s.ok() || h.status() == grpc::health::v1::HealthCheckResponse::NOT_SERVING;
+  }));
+  // A new run is refused: UNAVAILABLE from the draining server, or no server at all.
+  v1::RunResponse refused;
+  grpc::Status st = runtime->Run(Ctx(5s).get(), AddRun(), &refused);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::UNAVAILABLE) << st.error_message();
+
+  in_flight.join();
+  EXPECT_TRUE(long_status.ok()) << long_status.error_message();
+  EXPECT_EQ(long_resp.outputs_size(), 1);
+
+  const int status = server.Stop();
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+}  // namespace
+}  // namespace npu::testing

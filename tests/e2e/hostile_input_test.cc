@@ -1,0 +1,437 @@
+// A corpus of malformed requests sent over real gRPC to a real npu-server:
+// each must get the right status code with the culprit named, and the server
+// must keep serving (health SERVING and a good run after every one).
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/e2e/e2e_support.h"
+#include "tests/e2e/server_process.h"
+
+namespace npu::testing {
+namespace {
+
+using grpc::StatusCode;
+
+// Small limits so oversize cases stay small: 1 MiB messages, 64 KiB tensors, 64 nodes.
+const std::vector<std::string> kServerFlags = {"--max_message_bytes=1048576", "--max_tensor_bytes=65536",
+                                               "--max_graph_nodes=64", "--log_level=error"};
+
+struct Stubs {
+  explicit Stubs(const std::string& target)
+      : channel(TestChannel(target)),
+        runtime(v1::RuntimeService::NewStub(channel)),
+        memory(v1::MemoryService::NewStub(channel)),
+        devices(v1::DeviceService::NewStub(channel)),
+        health(grpc::health::v1::Health::NewStub(channel)) {}
+
+  grpc::Status Run(const v1::RunRequest& req) {
+    v1::RunResponse resp;
+    return runtime->Run(Ctx().get(), req, &resp);
+  }
+  grpc::Status Register(const v1::Graph& g, const std::string& device = "") {
+    v1::RegisterGraphRequest req;
+    *req.mutable_graph() = g;
+    req.set_device(device);
+    v1::RegisterGraphResponse resp;
+    return runtime->RegisterGraph(Ctx().get(), req, &resp);
+  }
+  // Sends the chunks as they are, then finishes the stream.
+  grpc::Status Upload(const std::vector<v1::UploadChunk>& chunks) {
+    auto ctx = Ctx();
+    v1::TensorHandle handle;
+    auto writer = memory->Upload(ctx.get(), &handle);
+    for (const auto& c : chunks) {
+      if (!writer->Write(c)) break;
+    }
+    writer->WritesDone();
+    return writer->Finish();
+  }
+
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<v1::RuntimeService::Stub> runtime;
+  std::unique_ptr<v1::MemoryService::Stub> memory;
+  std::unique_ptr<v1::DeviceService::Stub> devices;
+  std::unique_ptr<grpc::health::v1::Health::Stub> health;
+};
+
+v1::UploadChunk Header(v1::DataType dtype, std::vector<int64_t> shape, std::string data = "") {
+  v1::UploadChunk c;
+  c.mutable_header()->set_device("npu:0");
+  c.mutable_header()->mutable_type()->set_dtype(dtype);
+  for (int64_t d : shape) c.mutable_header()->mutable_type()->add_shape(d);
+  c.set_data(std::move(data));
+  return c;
+}
+
+v1::UploadChunk Data(std::string data) {
+  v1::UploadChunk c;
+  c.set_data(std::move(data));
+  return c;
+}
+
+v1::Node* AddNode(v1::Graph& g, const std::string& name, const std::string& op, std::vector<std::string> inputs,
+                  std::vector<std::string> outputs) {
+  v1::Node* n = g.add_nodes();
+  n->set_name(name);
+  n->set_op_type(op);
+  for (auto& i : inputs) n->add_inputs(i);
+  for (auto& o : outputs) n->add_outputs(o);
+  return n;
+}
+
+// A graph with one FLOAT32 input "x" of `shape` and no nodes yet.
+v1::Graph InputOnly(std::vector<int64_t> shape, v1::DataType dtype = v1::FLOAT32) {
+  v1::Graph g;
+  v1::ValueInfo* in = g.add_inputs();
+  in->set_name("x");
+  in->set_dtype(dtype);
+  for (int64_t d : shape) in->add_shape(d);
+  return g;
+}
+
+struct Case {
+  std::string name;
+  StatusCode code;
+  std::string culprit;  // must appear in the status message
+  std::function<grpc::Status(Stubs&)> send;
+};
+
+std::vector<Case> Corpus() {
+  std::vector<Case> cases;
+  auto add = [&cases](std::string name, StatusCode code, std::string culprit, std::function<grpc::Status(Stubs&)> f) {
+    cases.push_back({std::move(name), code, std::move(culprit), std::move(f)});
+  };
+  auto run_with_x = [](std::function<void(v1::Tensor&)> mutate) {
+    return [mutate](Stubs& s) {
+      v1::RunRequest req = AddRun();
+      mutate(*req.mutable_inputs(0)->mutable_tensor());
+      return s.Run(req);
+    };
+  };
+  auto run_graph = [](std::function<void(v1::Graph&)> mutate) {
+    return [mutate](Stubs& s) {
+      v1::RunRequest req = AddRun();
+      mutate(*req.mutable_graph());
+      return s.Run(req);
+    };
+  };
+
+  // --- tensor bytes, dtypes and shapes of run inputs
+  add("short tensor bytes", StatusCode::INVALID_ARGUMENT, "input \"x\": FLOAT32[4] needs 16 bytes of data, got 12",
+      run_with_x([](v1::Tensor& t) { t.mutable_data()->resize(12); }));
+  add("long tensor bytes", StatusCode::INVALID_ARGUMENT, "input \"x\": FLOAT32[4] needs 16 bytes of data, got 20",
+      run_with_x([](v1::Tensor& t) { t.mutable_data()->append(4, '\0'); }));
+  add("empty tensor bytes", StatusCode::INVALID_ARGUMENT, "got 0",
+      run_with_x([](v1::Tensor& t) { t.clear_data(); }));
+  add("wrong dtype", StatusCode::INVALID_ARGUMENT, "input \"x\" is INT32[4]; the graph declares FLOAT32[4]",
+      run_with_x([](v1::Tensor& t) { t.set_dtype(v1::INT32); }));
+  add("unspecified dtype", StatusCode::INVALID_ARGUMENT, "input \"x\": unsupported dtype",
+      run_with_x([](v1::Tensor& t) { t.set_dtype(v1::DATA_TYPE_UNSPECIFIED); }));
+  add("dtype out of the enum", StatusCode::INVALID_ARGUMENT, "DataType(99)",
+      run_with_x([](v1::Tensor& t) { t.set_dtype(static_cast<v1::DataType>(99)); }));
+  add("negative dim", StatusCode::INVALID_ARGUMENT, "input \"x\": dimension 0 is negative (-4)",
+      run_with_x([](v1::Tensor& t) { t.set_shape(0, -4); }));
+  add("wrong shape", StatusCode::INVALID_ARGUMENT, "input \"x\"", run_with_x([](v1::Tensor& t) {
+        t.set_shape(0, 2);
+        t.add_shape(2);
+      }));
+  add("overflowing element count", StatusCode::INVALID_ARGUMENT, "input \"x\": shape", run_with_x([](v1::Tensor& t) {
+        t.set_shape(0, int64_t{1} << 40);
+        t.add_shape(int64_t{1} << 40);
+      }));
+  add("int64 max dims", StatusCode::INVALID_ARGUMENT, "elements", run_with_x([](v1::Tensor& t) {
+        t.set_shape(0, std::numeric_limits<int64_t>::max());
+        t.add_shape(2);
+      }));
+  add("rank 9", StatusCode::INVALID_ARGUMENT, "input \"x\": rank 9 exceeds", run_with_x([](v1::Tensor& t) {
+        for (int i = 0; i < 8; ++i) t.add_shape(1);
+      }));
+
+  // --- graph inputs and initializers
+  add("graph input negative dim", StatusCode::INVALID_ARGUMENT, "graph input \"x\": dimension 0 is negative",
+      run_graph([](v1::Graph& g) { g.mutable_inputs(0)->set_shape(0, -1); }));
+  add("graph input over the tensor limit", StatusCode::INVALID_ARGUMENT, "graph input \"x\"",
+      run_graph([](v1::Graph& g) { g.mutable_inputs(0)->set_shape(0, 1 << 20); }));
+  add("graph input overflowing dims", StatusCode::INVALID_ARGUMENT, "graph input \"x\": shape",
+      run_graph([](v1::Graph& g) {
+        g.mutable_inputs(0)->set_shape(0, std::numeric_limits<int64_t>::max());
+        g.mutable_inputs(0)->add_shape(3);
+      }));
+  add("graph input with empty name", StatusCode::INVALID_ARGUMENT, "graph input has an empty name",
+      run_graph([](v1::Graph& g) { g.mutable_inputs(0)->set_name(""); }));
+  add("graph input defined twice", StatusCode::INVALID_ARGUMENT, "value \"x\" is defined more than once",
+      run_graph([](v1::Graph& g) { g.mutable_inputs(1)->set_name("x"); }));
+  add("short initializer", StatusCode::INVALID_ARGUMENT, "initializer \"w\": FLOAT32[4] needs 16 bytes",
+      run_graph([](v1::Graph& g) {
+        v1::Initializer* w = g.add_initializers();
+        w->set_name("w");
+        *w->mutable_tensor() = Float32({4}, {1, 2, 3});
+      }));
+
+  // --- structure: cycles, dangling names, duplicates
+  add("cycle", StatusCode::INVALID_ARGUMENT, "cycle through nodes \"a\", \"b\"", run_graph([](v1::Graph& g) {
+        g.clear_nodes();
+        AddNode(g, "a", "Add", {"x", "bv"}, {"av"});
+        AddNode(g, "b", "Add", {"av", "y"}, {"bv"});
+        g.clear_outputs();
+        g.add_outputs("bv");
+      }));
+  add("self-loop", StatusCode::INVALID_ARGUMENT, "node \"a\" (Add): input \"av\" is its own output (self-loop)",
+      run_graph([](v1::Graph& g) {
+        g.clear_nodes();
+        AddNode(g, "a", "Add", {"x", "av"}, {"av"});
+        g.clear_outputs();
+        g.add_outputs("av");
+      }));
+  add("dangling node input", StatusCode::INVALID_ARGUMENT, "node \"add\" (Add): input 1 \"nope\" is not defined",
+      run_graph([](v1::Graph& g) { g.mutable_nodes(0)->set_inputs(1, "nope"); }));
+  add("dangling graph output", StatusCode::INVALID_ARGUMENT, "graph output \"nope\" is not defined",
+      run_graph([](v1::Graph& g) { g.add_outputs("nope"); }));
+  add("duplicate graph outputs", StatusCode::INVALID_ARGUMENT, "graph output \"out\" is listed more than once",
+      run_graph([](v1::Graph& g) { g.add_outputs("out"); }));
+  add("no graph outputs", StatusCode::INVALID_ARGUMENT, "graph has no outputs",
+      run_graph([](v1::Graph& g) { g.clear_outputs(); }));
+  add("value defined by two nodes", StatusCode::INVALID_ARGUMENT, "value \"out\" is defined more than once",
+      run_graph([](v1::Graph& g) { AddNode(g, "add2", "Add", {"x", "y"}, {"out"}); }));
+  add("duplicate node names", StatusCode::INVALID_ARGUMENT, "node name \"add\" is used more than once",
+      run_graph([](v1::Graph& g) { AddNode(g, "add", "Add", {"x", "y"}, {"out2"}); }));
+  add("node output shadows an input", StatusCode::INVALID_ARGUMENT, "value \"x\" is defined more than once",
+      run_graph([](v1::Graph& g) { g.mutable_nodes(0)->set_outputs(0, "x"); }));
+  add("enormous graph", StatusCode::INVALID_ARGUMENT, "graph has 65 nodes; the limit is 64",
+      run_graph([](v1::Graph& g) {
+        for (int i = 0; i < 64; ++i) {
+          std::string name(1, 'r');
+          name += std::to_string(i);
+          AddNode(g, name, "Relu", {"x"}, {name});
+        }
+      }));
+
+  // --- ops and attributes
+  add("unknown op", StatusCode::INVALID_ARGUMENT, "node \"add\" (Frobnicate): unknown op type \"Frobnicate\"",
+      run_graph([](v1::Graph& g) { g.mutable_nodes(0)->set_op_type("Frobnicate"); }));
+  add("unknown attribute", StatusCode::INVALID_ARGUMENT, "unknown attribute \"alpha\"", run_graph([](v1::Graph& g) {
+        (*g.mutable_nodes(0)->mutable_attributes())["alpha"].set_f(0.5f);
+      }));
+  add("wrong attribute type", StatusCode::INVALID_ARGUMENT, "node \"c\" (Cast): attribute \"to\" must be",
+      run_graph([](v1::Graph& g) {
+        v1::Node* c = AddNode(g, "c", "Cast", {"out"}, {"cv"});
+        (*c->mutable_attributes())["to"].set_s("float16");
+        g.clear_outputs();
+        g.add_outputs("cv");
+      }));
+  add("missing required attribute", StatusCode::INVALID_ARGUMENT, "node \"c\" (Cast)", run_graph([](v1::Graph& g) {
+        AddNode(g, "c", "Cast", {"out"}, {"cv"});
+        g.clear_outputs();
+        g.add_outputs("cv");
+      }));
+  add("too few node inputs", StatusCode::INVALID_ARGUMENT, "node \"add\" (Add): takes 2 inputs, got 1",
+      run_graph([](v1::Graph& g) { g.mutable_nodes(0)->mutable_inputs()->RemoveLast(); }));
+  add("too many node outputs", StatusCode::INVALID_ARGUMENT, "node \"add\" (Add): defines 2 outputs",
+      run_graph([](v1::Graph& g) { g.mutable_nodes(0)->add_outputs("extra"); }));
+  add("empty required input", StatusCode::INVALID_ARGUMENT, "node \"add\" (Add): required input 0 is empty",
+      run_graph([](v1::Graph& g) { g.mutable_nodes(0)->set_inputs(0, ""); }));
+  add("matmul inner dims differ", StatusCode::INVALID_ARGUMENT, "node \"mm\" (MatMul): inner dimensions",
+      run_graph([](v1::Graph& g) {
+        g.clear_nodes();
+        g.mutable_inputs(0)->set_shape(0, 2);  // x: [2,3]
+        g.mutable_inputs(0)->add_shape(3);
+        g.mutable_inputs(1)->add_shape(3);     // y: [4,3]: 3 != 4
+        AddNode(g, "mm", "MatMul", {"x", "y"}, {"mv"});
+        g.clear_outputs();
+        g.add_outputs("mv");
+      }));
+  add("matmul on int32", StatusCode::INVALID_ARGUMENT, "node \"mm\" (MatMul): input \"x\": dtype INT32",
+      [](Stubs& s) {
+        v1::Graph g = InputOnly({4, 4}, v1::INT32);
+        AddNode(g, "mm", "MatMul", {"x", "x"}, {"mv"});
+        g.add_outputs("mv");
+        return s.Register(g);
+      });
+  add("broadcast mismatch", StatusCode::INVALID_ARGUMENT, "node \"add\" (Add)",
+      run_graph([](v1::Graph& g) { g.mutable_inputs(1)->set_shape(0, 3); }));
+  add("output over the tensor limit", StatusCode::INVALID_ARGUMENT, "node \"mm\" (MatMul) output \"mv\"",
+      [](Stubs& s) {
+        v1::Graph g = InputOnly({256, 1});
+        v1::ValueInfo* y = g.add_inputs();
+        y->set_name("y");
+        y->set_dtype(v1::FLOAT32);
+        y->add_shape(1);
+        y->add_shape(256);
+        AddNode(g, "mm", "MatMul", {"x", "y"}, {"mv"});  // 256x256 fp32 = 256 KiB > 64 KiB
+        g.add_outputs("mv");
+        return s.Register(g);
+      });
+
+  // --- run requests: inputs, handles, devices
+  add("no graph", StatusCode::INVALID_ARGUMENT, "names no graph", [](Stubs& s) { return s.Run(v1::RunRequest()); });
+  add("unknown graph id", StatusCode::NOT_FOUND, "graph id \"g-nope\" not found", [](Stubs& s) {
+    v1::RunRequest req = AddRun();
+    req.set_graph_id("g-nope");
+    return s.Run(req);
+  });
+  add("bad handle", StatusCode::NOT_FOUND, "input \"x\": handle \"00000000deadbeef\" not found", [](Stubs& s) {
+    v1::RunRequest req = AddRun();
+    req.mutable_inputs(0)->set_handle("00000000deadbeef");
+    return s.Run(req);
+  });
+  add("missing input", StatusCode::INVALID_ARGUMENT, "graph input \"y\" (FLOAT32[4]) is not given", [](Stubs& s) {
+    v1::RunRequest req = AddRun();
+    req.mutable_inputs()->RemoveLast();
+    return s.Run(req);
+  });
+  add("unknown input", StatusCode::INVALID_ARGUMENT, "input \"z\" is not an input of the graph", [](Stubs& s) {
+    v1::RunRequest req = AddRun();
+    v1::RunInput* z = req.add_inputs();
+    z->set_name("z");
+    *z->mutable_tensor() = Float32({1}, {1});
+    return s.Run(req);
+  });
+  add("input given twice", StatusCode::INVALID_ARGUMENT, "input \"x\" is given more than once", [](Stubs& s) {
+    v1::RunRequest req = AddRun();
+    *req.add_inputs() = req.inputs(0);
+    return s.Run(req);
+  });
+  add("input without a source", StatusCode::INVALID_ARGUMENT, "input \"x\" has neither a tensor nor a handle",
+      [](Stubs& s) {
+        v1::RunRequest req = AddRun();
+        req.mutable_inputs(0)->clear_tensor();
+        return s.Run(req);
+      });
+  add("keep_on_device names no output", StatusCode::INVALID_ARGUMENT, "keep_on_device names \"x\"", [](Stubs& s) {
+    v1::RunRequest req = AddRun();
+    req.mutable_options()->add_keep_on_device("x");
+    return s.Run(req);
+  });
+  add("malformed device", StatusCode::INVALID_ARGUMENT, "device \"gpu:0\" is not of the form npu:N", [](Stubs& s) {
+    v1::RunRequest req = AddRun();
+    req.mutable_options()->set_device("gpu:0");
+    return s.Run(req);
+  });
+  add("device past the pool", StatusCode::NOT_FOUND, "device \"npu:7\" does not exist", [](Stubs& s) {
+    v1::RunRequest req = AddRun();
+    req.mutable_options()->set_device("npu:7");
+    return s.Run(req);
+  });
+  add("negative device index", StatusCode::INVALID_ARGUMENT, "\"-1\" is not a device index",
+      [](Stubs& s) { return s.Register(AddGraph(), "npu:-1"); });
+
+  // --- oversize and undecodable payloads
+  add("oversize message", StatusCode::RESOURCE_EXHAUSTED, "larger than max", [](Stubs& s) {
+    v1::RunRequest req = AddRun();
+    req.mutable_graph()->set_name(std::string(2 << 20, 'n'));
+    return s.Run(req);
+  });
+  add("invalid UTF-8 in a node name", StatusCode::INVALID_ARGUMENT, "npu.v1.Node.name", [](Stubs& s) {
+    v1::RunRequest req = AddRun();
+    req.mutable_graph()->mutable_nodes(0)->set_name("MARKER");
+    return RawUnary(s.channel.get(), "/npu.v1.RuntimeService/Run",
+                    Patch(req.SerializeAsString(), "MARKER", "\xff\xfe\xc3\x28\x80\xbf"));
+  });
+  add("invalid UTF-8 in an input name", StatusCode::INVALID_ARGUMENT, "UTF-8", [](Stubs& s) {
+    v1::RunRequest req = AddRun();
+    req.mutable_inputs(0)->set_name("MARKER");
+    return RawUnary(s.channel.get(), "/npu.v1.RuntimeService/Run",
+                    Patch(req.SerializeAsString(), "MARKER", "\xc0\xaf\xed\xa0\x80x"));
+  });
+  add("garbage bytes", StatusCode::INVALID_ARGUMENT, "/npu.v1.RuntimeService/Run is not a valid protobuf",
+      [](Stubs& s) { return RawUnary(s.channel.get(), "/npu.v1.RuntimeService/Run", "\xff\xff\xff\xff\x0f garbage"); });
+  add("truncated message", StatusCode::INVALID_ARGUMENT, "RegisterGraph is not a valid protobuf", [](Stubs& s) {
+    v1::RegisterGraphRequest req;
+    *req.mutable_graph() = AddGraph();
+    const std::string bytes = req.SerializeAsString();
+    return RawUnary(s.channel.get(), "/npu.v1.RuntimeService/RegisterGraph", bytes.substr(0, bytes.size() / 2));
+  });
+
+  // --- upload streams
+  add("upload with no header", StatusCode::INVALID_ARGUMENT, "first upload chunk must carry the header",
+      [](Stubs& s) { return s.Upload({Data(std::string(16, 'a'))}); });
+  add("empty upload stream", StatusCode::INVALID_ARGUMENT, "upload stream ended before its header",
+      [](Stubs& s) { return s.Upload({}); });
+  add("upload with too many bytes", StatusCode::INVALID_ARGUMENT, "upload sent more than the 16 bytes of FLOAT32[4]",
+      [](Stubs& s) { return s.Upload({Header(v1::FLOAT32, {4}, std::string(12, 'a')), Data(std::string(8, 'b'))}); });
+  add("upload with too few bytes", StatusCode::INVALID_ARGUMENT, "sent 8 of 16 bytes",
+      [](Stubs& s) { return s.Upload({Header(v1::FLOAT32, {4}, std::string(8, 'a'))}); });
+  add("upload with a second header", StatusCode::INVALID_ARGUMENT, "only the first upload chunk may carry a header",
+      [](Stubs& s) { return s.Upload({Header(v1::FLOAT32, {4}), Header(v1::FLOAT32, {4})}); });
+  add("upload with a bad dtype", StatusCode::INVALID_ARGUMENT, "upload header: unsupported dtype",
+      [](Stubs& s) { return s.Upload({Header(v1::DATA_TYPE_UNSPECIFIED, {4})}); });
+  add("upload with a negative dim", StatusCode::INVALID_ARGUMENT, "upload header: dimension 1 is negative",
+      [](Stubs& s) { return s.Upload({Header(v1::FLOAT32, {4, -4})}); });
+  add("upload over the tensor limit", StatusCode::INVALID_ARGUMENT, "the limit is 65536",
+      [](Stubs& s) { return s.Upload({Header(v1::FLOAT32, {1 << 20})}); });
+  add("upload to a missing device", StatusCode::NOT_FOUND, "device \"npu:9\" does not exist", [](Stubs& s) {
+    v1::UploadChunk c = Header(v1::FLOAT32, {4}, std::string(16, 'a'));
+    c.mutable_header()->set_device("npu:9");
+    return s.Upload({c});
+  });
+
+  // --- handles and graphs that do not exist
+  add("download of a bad handle", StatusCode::NOT_FOUND, "handle \"nope\" not found", [](Stubs& s) {
+    v1::DownloadRequest req;
+    req.set_handle("nope");
+    auto ctx = Ctx();
+    auto reader = s.memory->Download(ctx.get(), req);
+    v1::DownloadChunk chunk;
+    while (reader->Read(&chunk)) {
+    }
+    return reader->Finish();
+  });
+  add("free of a bad handle", StatusCode::NOT_FOUND, "handle \"nope\" not found", [](Stubs& s) {
+    v1::FreeRequest req;
+    req.set_handle("nope");
+    v1::FreeResponse resp;
+    return s.memory->Free(Ctx().get(), req, &resp);
+  });
+  add("unregister of an unknown graph", StatusCode::NOT_FOUND, "graph id \"g-0\" not found", [](Stubs& s) {
+    v1::UnregisterGraphRequest req;
+    req.set_graph_id("g-0");
+    v1::UnregisterGraphResponse resp;
+    return s.runtime->UnregisterGraph(Ctx().get(), req, &resp);
+  });
+  add("stats of a bad device", StatusCode::INVALID_ARGUMENT, "device \"npu:x\"", [](Stubs& s) {
+    v1::GetDeviceRequest req;
+    req.set_device("npu:x");
+    v1::DeviceInfo resp;
+    return s.devices->GetDevice(Ctx().get(), req, &resp);
+  });
+  return cases;
+}
+
+// The server still answers health and computes a good run correctly.
+void ExpectServing(Stubs& s) {
+  grpc::health::v1::HealthCheckResponse health;
+  ASSERT_TRUE(s.health->Check(Ctx().get(), {}, &health).ok());
+  EXPECT_EQ(health.status(), grpc::health::v1::HealthCheckResponse::SERVING);
+  v1::RunResponse resp;
+  grpc::Status st = s.runtime->Run(Ctx().get(), AddRun(), &resp);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  ASSERT_EQ(resp.outputs_size(), 1);
+  const std::string& data = resp.outputs(0).tensor().data();
+  ASSERT_EQ(data.size(), 16u);
+  float out[4];
+  std::memcpy(out, data.data(), 16);
+  EXPECT_EQ(out[0], 11.0f);
+  EXPECT_EQ(out[3], 44.0f);
+}
+
+TEST(HostileInput, EachMalformedRequestIsRefusedByNameAndTheServerKeepsServing) {
+  ServerProcess server(kServerFlags);
+  Stubs stubs(server.target());
+  const std::vector<Case> corpus = Corpus();
+  ASSERT_GE(corpus.size(), 40u);
+  for (const Case& c : corpus) {
+    SCOPED_TRACE(c.name);
+    const grpc::Status st = c.send(stubs);
+    EXPECT_EQ(st.error_code(), c.code) << st.error_message();
+    EXPECT_NE(st.error_message().find(c.culprit), std::string::npos)
+        << "message \"" << st.error_message() << "\" does not name \"" << c.culprit << "\"";
+    ExpectServing(stubs);
+  }
+}
+
+}  // namespace
+}  // namespace npu::testing
