@@ -15,6 +15,7 @@
 #include "kernels/cpu_features.h"
 #include "kernels/cube_microkernel.h"
 #include "kernels/cube_pack.h"
+#include "kernels/cube_tile_counts.h"
 #include "kernels/fixpipe.h"
 
 namespace npu::kernels {
@@ -254,20 +255,6 @@ void RunTile(const TileJob& job, int64_t batch, int64_t m0, int64_t mt, int64_t 
   for (int64_t i = 0; i < mt; ++i) FixPipeRow(l0c + i * ldc, n0, nt, fix, c + i * p.ldc * static_cast<int64_t>(c_size));
 }
 
-CubeTileCounts CountTile(const GemmProblem& p, const CubeTileShape& tile, int64_t batch, int64_t m0, int64_t mt,
-                         int64_t n0, int64_t nt) {
-  const int64_t fm = CeilDiv(mt, 16), fn = CeilDiv(nt, 16), fk = CeilDiv(p.k, 16);
-  CubeTileCounts c;
-  c.batch = batch;
-  c.m0 = m0;
-  c.n0 = n0;
-  c.fractal_ops = static_cast<uint64_t>(fm * fn * fk);
-  c.mte2_bytes = static_cast<uint64_t>((mt + nt) * p.k * 2);
-  c.mte1_bytes = static_cast<uint64_t>((fm + fn) * fk * 512);
-  c.fixpipe_bytes = static_cast<uint64_t>(mt * nt * (p.c_type == ElemType::kFloat32 ? 4 : 2));
-  c.k_steps = static_cast<uint64_t>(CeilDiv(p.k, tile.k));
-  return c;
-}
 
 }  // namespace
 
@@ -325,7 +312,7 @@ void CubeGemm(const GemmProblem& p, const CubeTileShape& tile, std::vector<CubeT
         const int64_t m0 = (t / tn % tm) * tile.m, n0 = (t % tn) * tile.n;
         const int64_t mt = std::min(tile.m, p.m - m0), nt = std::min(tile.n, p.n - n0);
         RunTile(job, batch, m0, mt, n0, nt);
-        if (tiles) (*tiles)[t] = CountTile(p, tile, batch, m0, mt, n0, nt);
+        if (tiles) (*tiles)[t] = CountCubeTile(p, tile, batch, m0, mt, n0, nt);
       }
     }
   }
