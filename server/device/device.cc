@@ -25,7 +25,8 @@ absl::Status Device::ReserveMemory(uint64_t bytes) {
 
 void Device::ReleaseMemory(uint64_t bytes) { memory_used_.fetch_sub(bytes); }
 
-absl::Status Device::Execute(const std::function<void(DeviceSession&)>& job, const DeviceExecutor::GaveUp& gave_up) {
+absl::Status Device::Execute(const std::function<void(DeviceSession&)>& job, const DeviceExecutor::GaveUp& gave_up,
+                             bool small) {
   const uint64_t arrival = completed_horizon_.load();
   std::atomic<bool> cancel{false};
   return executor_.RunSync([&] {
@@ -37,7 +38,7 @@ absl::Status Device::Execute(const std::function<void(DeviceSession&)>& job, con
     stats_horizon_ = pool_.horizon();
     stats_busy_ = UnitCycles{};
     for (const auto& c : pool_.cores()) stats_busy_ += c.busy;
-  }, gave_up, &cancel);
+  }, gave_up, &cancel, small);
 }
 
 DeviceStatsSnapshot Device::Stats() const {

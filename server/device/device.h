@@ -57,8 +57,9 @@ class Device {
   // submitted ended, so runs that overlap in real time queue in modeled time.
   // With `gave_up` (see DeviceExecutor::RunSync) a run whose caller gives up is
   // skipped while queued or told to stop through DeviceSession::cancel.
+  // `small` lets a tiny run execute on the calling thread when the device is idle.
   absl::Status Execute(const std::function<void(DeviceSession&)>& job,
-                       const DeviceExecutor::GaveUp& gave_up = nullptr);
+                       const DeviceExecutor::GaveUp& gave_up = nullptr, bool small = false);
 
   DeviceStatsSnapshot Stats() const;
 

@@ -25,7 +25,35 @@ DeviceExecutor::~DeviceExecutor() {
   worker_.join();
 }
 
-absl::Status DeviceExecutor::RunSync(std::function<void()> job, const GaveUp& gave_up, std::atomic<bool>* cancel) {
+bool DeviceExecutor::TryRunInline(std::function<void()>& job) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ || busy_ || !queue_.empty()) return false;
+    busy_ = true;
+  }
+  // One thread: a parallel region here must not start a second OpenMP team
+  // beside the worker's (per-thread ICV, set once per calling thread).
+  thread_local bool single_threaded = (omp_set_num_threads(1), true);
+  (void)single_threaded;
+  job();
+  bool waiting;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    busy_ = false;
+    waiting = !queue_.empty();
+  }
+  if (waiting) cv_.notify_all();
+  return true;
+}
+
+absl::Status DeviceExecutor::RunSync(std::function<void()> job, const GaveUp& gave_up, std::atomic<bool>* cancel,
+                                     bool small) {
+  if (small) {
+    if (gave_up) {
+      if (absl::Status s = gave_up(); !s.ok()) return s;
+    }
+    if (TryRunInline(job)) return absl::OkStatus();
+  }
   std::packaged_task<void()> task(std::move(job));
   std::future<void> done = task.get_future();
   {
@@ -77,12 +105,15 @@ void DeviceExecutor::WorkerLoop(int omp_threads, const std::vector<int>& cpus) {
     std::packaged_task<void()>* job = nullptr;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      cv_.wait(lock, [this] { return (stopping_ && !busy_) || (!queue_.empty() && !busy_); });
       if (queue_.empty()) return;  // stopping and drained
       job = queue_.front();
       queue_.pop_front();
+      busy_ = true;
     }
     (*job)();  // the caller waits on its future, so `job` lives until this returns
+    std::lock_guard<std::mutex> lock(mu_);
+    busy_ = false;
   }
 }
 

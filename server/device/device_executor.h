@@ -36,19 +36,26 @@ class DeviceExecutor {
   // With `gave_up`: a job still queued when it turns non-OK is dropped and its
   // status returned at once; a running one gets `*cancel` set (the job checks
   // it between nodes and tiles) and its end is awaited, then the status returned.
+  // With `small` (a run of a few microseconds), when the device is idle and
+  // nothing waits, the caller runs the job itself with one OpenMP thread:
+  // handing it to the worker and back costs two thread wake-ups, more than
+  // the work, and waking the worker's team costs more still.
   absl::Status RunSync(std::function<void()> job, const GaveUp& gave_up = nullptr,
-                       std::atomic<bool>* cancel = nullptr);
+                       std::atomic<bool>* cancel = nullptr, bool small = false);
 
   size_t queue_depth() const;
 
  private:
   void WorkerLoop(int omp_threads, const std::vector<int>& cpus);
+  // Runs `job` on the calling thread if the device is idle; false if it was not.
+  bool TryRunInline(std::function<void()>& job);
 
   const size_t max_queue_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::packaged_task<void()>*> queue_;  // owned by the waiting RunSync callers
   bool stopping_ = false;
+  bool busy_ = false;  // a job runs, on the worker or inline: the core pool is taken
   std::thread worker_;
 };
 
