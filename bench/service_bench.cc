@@ -1,0 +1,241 @@
+// npu-bench service: npuserve's per-call overhead against a bare gRPC echo
+// service, in one process and one run (same gRPC, same machine, same noise).
+//
+//   run_p50_us       one caller, Run of a registered 64-element Add vs echo of
+//                    a message as large as that RunRequest (target <= 1.25x)
+//   run_qps_16       16 concurrent callers, requests/s (target >= 0.8x)
+//   transfer_MiB_s   Upload then Download of a 4 / 64 MiB tensor vs one echo of
+//                    the same bytes (each moves the bytes both ways; target >= 1.0x)
+//
+// Prints one JSON object per line.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <grpcpp/create_channel.h>
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server_builder.h>
+
+#include "bench/bench_registry.h"
+#include "bench/echo.grpc.pb.h"
+#include "client/client.h"
+#include "server/rpc/npu_server.h"
+#include "server/rpc/request_log.h"
+
+namespace npu::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int kMaxMessage = 256 << 20;
+
+class EchoService final : public Echo::Service {
+  grpc::Status Echo(grpc::ServerContext*, const EchoMessage* req, EchoMessage* resp) override {
+    resp->set_data(req->data());
+    return grpc::Status::OK;
+  }
+};
+
+struct EchoServer {
+  EchoServer() {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.SetMaxReceiveMessageSize(kMaxMessage);
+    builder.SetMaxSendMessageSize(kMaxMessage);
+    builder.RegisterService(&service);
+    server = builder.BuildAndStart();
+  }
+  ~EchoServer() { server->Shutdown(std::chrono::system_clock::now()); }
+  EchoService service;
+  std::unique_ptr<grpc::Server> server;
+  int port = 0;
+};
+
+std::unique_ptr<Echo::Stub> EchoStub(int port) {
+  grpc::ChannelArguments args;
+  args.SetMaxSendMessageSize(kMaxMessage);
+  args.SetMaxReceiveMessageSize(kMaxMessage);
+  return Echo::NewStub(
+      grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials(), args));
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// p50 of `n` sequential calls, microseconds.
+template <typename Call>
+double P50Us(int n, Call call) {
+  std::vector<double> us;
+  for (int i = 0; i < n; ++i) {
+    const auto t0 = Clock::now();
+    if (!call()) return -1;
+    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+  }
+  return Median(us);
+}
+
+// Calls per second from `threads` callers over `seconds`.
+template <typename Call>
+double Qps(int threads, double seconds, Call call) {
+  std::atomic<int64_t> calls{0};
+  std::atomic<bool> failed{false};
+  const auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  const auto t0 = Clock::now();
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      while (Clock::now() < end) {
+        if (!call()) failed = true;
+        calls.fetch_add(1);
+      }
+    });
+  }
+  for (auto& t : pool) t.join();
+  return failed ? -1 : calls.load() / std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+void Report(const char* name, double npu, double echo, const char* target, bool higher_is_better) {
+  const double ratio = echo > 0 ? npu / echo : 0;
+  std::printf("{\"bench\": \"service\", \"case\": \"%s\", \"npuserve\": %.1f, \"echo\": %.1f, \"ratio\": %.3f, "
+              "\"target\": \"%s\", \"met\": %s}\n",
+              name, npu, echo, ratio, target,
+              (higher_is_better ? ratio >= std::atof(target + 2) : ratio <= std::atof(target + 2)) ? "true" : "false");
+  std::fflush(stdout);
+}
+
+v1::Tensor Floats(int64_t n) {
+  v1::Tensor t;
+  t.set_dtype(v1::FLOAT32);
+  t.add_shape(n);
+  std::vector<float> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<float>(i % 97);
+  t.set_data(reinterpret_cast<const char*>(v.data()), n * sizeof(float));
+  return t;
+}
+
+int RunServiceBench(int argc, char** argv) {
+  int reps = 3;
+  double seconds = 2;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
+      reps = std::max(1, std::atoi(argv[++i]));
+    } else if (std::strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) {
+      seconds = std::max(0.2, std::atof(argv[++i]));
+    } else {
+      std::fprintf(stderr, "usage: npu-bench service [--reps N] [--seconds S]\n");
+      return 2;
+    }
+  }
+  rpc::RequestLog::SetEnabled(false);  // the echo service logs nothing either
+  rpc::ServerConfig config;
+  config.listen = "127.0.0.1:0";
+  config.device_options.omp_threads = 0;
+  auto npu_server = rpc::NpuServer::Start(config);
+  if (!npu_server.ok()) {
+    std::fprintf(stderr, "service: %s\n", std::string(npu_server.status().message()).c_str());
+    return 1;
+  }
+  EchoServer echo_server;
+  auto echo = EchoStub(echo_server.port);
+  client::ClientOptions options;
+  options.max_send_message_bytes = kMaxMessage;
+  auto npu = client::Client::Connect("127.0.0.1:" + std::to_string((*npu_server)->port()), options);
+  if (!npu.ok()) return 1;
+
+  // The tiny graph: out = x + y over 64 floats, registered once.
+  v1::RegisterGraphRequest reg;
+  v1::Graph* g = reg.mutable_graph();
+  for (const char* name : {"x", "y"}) {
+    v1::ValueInfo* in = g->add_inputs();
+    in->set_name(name);
+    in->set_dtype(v1::FLOAT32);
+    in->add_shape(64);
+  }
+  v1::Node* add = g->add_nodes();
+  add->set_op_type("Add");
+  add->add_inputs("x");
+  add->add_inputs("y");
+  add->add_outputs("out");
+  g->add_outputs("out");
+  auto registered = (*npu)->RegisterGraph(reg);
+  if (!registered.ok()) {
+    std::fprintf(stderr, "service: %s\n", std::string(registered.status().message()).c_str());
+    return 1;
+  }
+  v1::RunRequest run;
+  run.set_graph_id(registered->graph_id());
+  for (const char* name : {"x", "y"}) {
+    v1::RunInput* in = run.add_inputs();
+    in->set_name(name);
+    *in->mutable_tensor() = Floats(64);
+  }
+  EchoMessage small;
+  small.set_data(std::string(run.ByteSizeLong(), 'x'));
+
+  auto run_call = [&] { return (*npu)->Run(run).ok(); };
+  auto echo_call = [&] {
+    grpc::ClientContext ctx;
+    EchoMessage resp;
+    return echo->Echo(&ctx, small, &resp).ok();
+  };
+  // Warm both (connections, thread pools, the device's first run).
+  P50Us(300, run_call);
+  P50Us(300, echo_call);
+
+  // Alternate the contenders, so drift on a shared machine hits both alike.
+  std::vector<double> run_p50, echo_p50, run_qps, echo_qps;
+  for (int r = 0; r < reps; ++r) {
+    run_p50.push_back(P50Us(2000, run_call));
+    echo_p50.push_back(P50Us(2000, echo_call));
+  }
+  Report("run_p50_us", Median(run_p50), Median(echo_p50), "<=1.25", false);
+  for (int r = 0; r < reps; ++r) {
+    run_qps.push_back(Qps(16, seconds, run_call));
+    echo_qps.push_back(Qps(16, seconds, echo_call));
+  }
+  Report("run_qps_16", Median(run_qps), Median(echo_qps), ">=0.8", true);
+
+  for (int64_t mib : {4, 64}) {
+    const v1::Tensor tensor = Floats(mib * (1 << 20) / 4);
+    EchoMessage big;
+    big.set_data(tensor.data());
+    std::vector<double> npu_mibs, echo_mibs;
+    const int transfer_reps = mib >= 64 ? std::max(3, reps) : std::max(5, 2 * reps);
+    for (int r = 0; r < transfer_reps + 1; ++r) {
+      auto t0 = Clock::now();
+      auto handle = (*npu)->Upload(tensor);
+      if (!handle.ok()) return 1;
+      auto back = (*npu)->Download(handle->handle());
+      if (!back.ok() || back->data().size() != tensor.data().size()) return 1;
+      const double npu_s = std::chrono::duration<double>(Clock::now() - t0).count();
+      (*npu)->Free(handle->handle()).IgnoreError();
+      back = absl::InternalError("freed");
+
+      t0 = Clock::now();
+      {
+        grpc::ClientContext ctx;
+        EchoMessage resp;
+        if (!echo->Echo(&ctx, big, &resp).ok()) return 1;
+      }
+      const double echo_s = std::chrono::duration<double>(Clock::now() - t0).count();
+      if (r == 0) continue;  // warm-up round
+      npu_mibs.push_back(2.0 * mib / npu_s);
+      echo_mibs.push_back(2.0 * mib / echo_s);
+    }
+    Report(mib == 4 ? "transfer_4MiB_MiB_s" : "transfer_64MiB_MiB_s", Median(npu_mibs), Median(echo_mibs), ">=1.0",
+           true);
+  }
+  return 0;
+}
+
+}  // namespace
+
+NPU_BENCH("service", RunServiceBench);
+
+}  // namespace npu::bench

@@ -1,0 +1,50 @@
+// libFuzzer target over what a Run request goes through before and during
+// execution: protobuf decoding, graph validation and shape inference
+// (BuildPlan), input binding (BindRun) and, for small plans, execution on a
+// simulated device. Any crash, sanitizer report or leak is a bug; errors are
+// fine. Build and run: scripts/fuzz.sh.
+#include <cstddef>
+#include <cstdint>
+
+#include "npu/v1/runtime.pb.h"
+#include "server/device/device.h"
+#include "server/device/device_preset.h"
+#include "server/graph/executor.h"
+#include "server/graph/plan.h"
+#include "server/rpc/run_binding.h"
+#include "server/rpc/tensor_store.h"
+
+namespace {
+
+struct World {
+  World() : device(0, *npu::device::PresetByName("ascend310"), npu::device::DeviceOptions{1, 4}) {}
+  npu::device::Device device;
+  npu::rpc::TensorStore store;
+};
+
+// Small limits keep every input fast: the fuzzer looks for crashes, not for work.
+constexpr npu::graph::PlanLimits kLimits{64, 1 << 16};
+constexpr uint64_t kMaxExecutedBytes = 1 << 16;
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static World* world = new World();
+  npu::v1::RunRequest req;
+  if (!req.ParseFromArray(data, static_cast<int>(size))) return 0;
+  if (!req.has_graph()) return 0;
+  auto plan = npu::graph::BuildPlan(req.graph(), kLimits);
+  if (!plan.ok()) return 0;
+  auto binding = npu::rpc::BindRun(**plan, req, "", world->device, world->store);
+  if (!binding.ok()) return 0;
+  uint64_t bytes = 0;
+  for (const auto& v : (*plan)->values) bytes += v.type.bytes();
+  if (bytes > kMaxExecutedBytes) return 0;
+  npu::graph::ExecOptions options{true, true, world->device.id()};
+  absl::Status run_status;
+  absl::Status exec_status = world->device.Execute([&](npu::device::DeviceSession& session) {
+    run_status = npu::graph::ExecutePlan(**plan, std::move(binding->inputs), options, session).status();
+  });
+  (void)exec_status;
+  return 0;
+}
