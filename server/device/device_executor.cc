@@ -36,11 +36,23 @@ bool DeviceExecutor::TryRunInline(std::function<void()>& job) {
   thread_local bool single_threaded = (omp_set_num_threads(1), true);
   (void)single_threaded;
   job();
+  // Small runs that queued meanwhile run here too, while the device is held:
+  // their callers then wake once, instead of the worker waking first. A few at
+  // most, so this caller's own answer is not held back long.
   bool waiting;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    busy_ = false;
-    waiting = !queue_.empty();
+  for (int served = 0;; ++served) {
+    Queued next{};
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (served >= 8 || queue_.empty() || !queue_.front().small) {
+        busy_ = false;
+        waiting = !queue_.empty();
+        break;
+      }
+      next = queue_.front();
+      queue_.pop_front();
+    }
+    (*next.task)();
   }
   if (waiting) cv_.notify_all();
   return true;
@@ -63,7 +75,7 @@ absl::Status DeviceExecutor::RunSync(std::function<void()> job, const GaveUp& ga
       return absl::ResourceExhaustedError(
           absl::StrCat("device queue is full (", max_queue_, " runs waiting); retry later"));
     }
-    queue_.push_back(&task);
+    queue_.push_back(Queued{&task, small});
   }
   cv_.notify_one();
   if (!gave_up) {
@@ -101,8 +113,9 @@ void DeviceExecutor::WorkerLoop(int omp_threads, const std::vector<int>& cpus) {
   if (absl::Status s = PinOpenMpTeam(cpus, omp_threads); !s.ok()) {
     std::fprintf(stderr, "npu-server: %s; compute threads left unpinned\n", std::string(s.message()).c_str());
   }
+  const int team = omp_get_max_threads();  // as set above
   for (;;) {
-    std::packaged_task<void()>* job = nullptr;
+    Queued job{};
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [this] { return (stopping_ && !busy_) || (!queue_.empty() && !busy_); });
@@ -111,7 +124,11 @@ void DeviceExecutor::WorkerLoop(int omp_threads, const std::vector<int>& cpus) {
       queue_.pop_front();
       busy_ = true;
     }
-    (*job)();  // the caller waits on its future, so `job` lives until this returns
+    // A small run on one thread: waking the team costs more than the work, and
+    // its threads would then spin, taking the cores from the gRPC threads.
+    if (job.small) omp_set_num_threads(1);
+    (*job.task)();  // the caller waits on its future, so the task lives until this returns
+    if (job.small) omp_set_num_threads(team);
     std::lock_guard<std::mutex> lock(mu_);
     busy_ = false;
   }

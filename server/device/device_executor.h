@@ -53,7 +53,12 @@ class DeviceExecutor {
   const size_t max_queue_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::packaged_task<void()>*> queue_;  // owned by the waiting RunSync callers
+  struct Queued {
+    std::packaged_task<void()>* task;  // owned by the waiting RunSync caller
+    bool small;
+    bool operator==(const std::packaged_task<void()>* t) const { return task == t; }
+  };
+  std::deque<Queued> queue_;
   bool stopping_ = false;
   bool busy_ = false;  // a job runs, on the worker or inline: the core pool is taken
   std::thread worker_;
