@@ -11,7 +11,8 @@ jobs=${JOBS:-2}
 
 cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
-  -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link -DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link \
+  -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link \
+  -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link -include $src/fuzz/clang14_compat.h" \
   -DNPU_SANITIZE=address -DNPU_BUILD_FUZZ=ON -DNPU_BUILD_TESTS=OFF -DNPU_BUILD_BENCH=OFF >/dev/null
 ninja -C "$build" -j"$jobs" plan_fuzzer
 
