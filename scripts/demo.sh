@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job: install, build, start npu-server on 127.0.0.1, run the MLP
-# example through the `npu` command line with its profile, stop the server.
+# example through the `npu` command line with its profile and a Perfetto trace,
+# stop the server.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="${NPU_BUILD_DIR:-$root/build}"
@@ -29,11 +30,12 @@ echo "== npu-server (pid $server_pid) listening on $target"
 echo "== npu devices"
 "$npu" --target "$target" devices
 echo
-echo "== npu run examples/graphs/mlp.json --profile"
+echo "== npu run examples/graphs/mlp.json --profile --trace --op-summary"
 "$npu" --target "$target" run "$root/examples/graphs/mlp.json" \
-  --input "x=$root/examples/graphs/mlp_x.npy" --output-dir "$out" --profile
+  --input "x=$root/examples/graphs/mlp_x.npy" --output-dir "$out" --profile \
+  --trace "$out/trace.json" --op-summary "$out/op_summary.csv"
 echo
-echo "== outputs in $out; server log: $log"
+echo "== outputs in $out (y.npy, op_summary.csv, trace.json: open it at ui.perfetto.dev); server log: $log"
 kill "$server_pid"
 wait "$server_pid" || true
 trap - EXIT

@@ -43,7 +43,9 @@ class PlanBuilder {
       return absl::InvalidArgumentError(absl::StrCat(what, ": value \"", name, "\" is defined more than once"));
     }
     const int id = static_cast<int>(plan_->values.size());
-    plan_->values.push_back(PlanValue{name});
+    PlanValue value;
+    value.name = name;
+    plan_->values.push_back(std::move(value));
     ids_[name] = id;
     return id;
   }
@@ -108,7 +110,9 @@ class PlanBuilder {
         return NodeError(*node, "defines ", node->outputs_size(), " outputs; ", op->name, " has ",
                          op->num_outputs);
       }
-      PlanNode pn{node, op};
+      PlanNode pn;
+      pn.node = node;
+      pn.op = op;
       for (const auto& out : node->outputs()) {
         auto id = DefineValue(out, NodeLabel(*node) + " output");
         if (!id.ok()) return id.status();

@@ -71,6 +71,9 @@ struct BadCase {
   std::vector<std::string> culprits;  // substrings the message must contain
 };
 
+// Test names in ctest show the case's name instead of its bytes.
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
+
 std::vector<BadCase> Cases() {
   using C = absl::StatusCode;
   return {
