@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <google/protobuf/stubs/logging.h>
+
 #include "npu/v1/runtime.pb.h"
 #include "server/device/device.h"
 #include "server/device/device_preset.h"
@@ -17,7 +19,15 @@
 namespace {
 
 struct World {
-  World() : device(0, *npu::device::PresetByName("ascend310"), npu::device::DeviceOptions{1, 4}) {}
+  World() : device(0, *npu::device::PresetByName("ascend310"), Options()) {
+    google::protobuf::SetLogHandler(nullptr);  // invalid UTF-8 is expected here; its log line is noise
+  }
+  static npu::device::DeviceOptions Options() {
+    npu::device::DeviceOptions o;
+    o.omp_threads = 1;
+    o.max_queue = 4;
+    return o;
+  }
   npu::device::Device device;
   npu::rpc::TensorStore store;
 };
