@@ -104,7 +104,11 @@ int main(int argc, char** argv) {
   cli::LoadCommandArgs load_args;
   std::string load_concurrency = "1";
   CLI::App* load = app.add_subcommand("load", "load-test a graph: latency percentiles and throughput");
-  load->add_option("graph", load_args.graph_path, "graph as npu.v1.Graph JSON")->type_name("GRAPH.json")->required();
+  load->add_option("graph", load_args.graph_path, "graph as npu.v1.Graph JSON, or an ONNX model")
+      ->type_name("GRAPH.json|MODEL.onnx")
+      ->required();
+  load->add_flag("--inline-graph", load_args.inline_graph,
+                 "send the graph with every run instead of registering it (automatic for several servers)");
   load->add_option("--input,-i", load_args.inputs, "NAME=FILE.npy; inputs not given are random")
       ->allow_extra_args(false);
   load->add_option("--concurrency,-c", load_concurrency, "concurrent callers per step, e.g. 1,4,16,64")

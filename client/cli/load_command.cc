@@ -22,6 +22,7 @@
 #include "client/graph_json.h"
 #include "client/host_tensor.h"
 #include "client/npy.h"
+#include "onnx/onnx_import.h"
 
 namespace npu::client::cli {
 namespace {
@@ -167,12 +168,17 @@ absl::StatusOr<std::vector<int>> ParseConcurrencyList(const std::string& text) {
   return levels;
 }
 
+bool SendsGraphInline(const Client& client, const LoadCommandArgs& args) {
+  // A registered graph lives on one replica only: behind a target that names
+  // several servers, round_robin would send most runs where the id is unknown.
+  const std::string& t = client.target();
+  return args.inline_graph || t.find(',') != std::string::npos || absl::StartsWith(t, "dns:");
+}
+
 absl::StatusOr<npu::v1::RunRequest> PrepareLoadRequest(Client& client, const LoadCommandArgs& args) {
-  if (absl::EndsWith(args.graph_path, ".onnx")) {
-    return UsageError(absl::UnimplementedError(
-        "ONNX models are not supported by this build of npu load; convert the model to npu.v1.Graph JSON"));
-  }
-  absl::StatusOr<npu::v1::Graph> graph = LoadGraphJson(args.graph_path);
+  absl::StatusOr<npu::v1::Graph> graph = absl::EndsWith(args.graph_path, ".onnx")
+                                             ? onnxio::LoadOnnxGraph(args.graph_path)
+                                             : LoadGraphJson(args.graph_path);
   if (!graph.ok()) return UsageError(graph.status());
 
   std::map<std::string, npu::v1::Tensor> given;
@@ -188,17 +194,21 @@ absl::StatusOr<npu::v1::RunRequest> PrepareLoadRequest(Client& client, const Loa
     }
   }
 
-  npu::v1::RegisterGraphRequest reg;
-  *reg.mutable_graph() = *std::move(graph);
-  reg.set_device(args.device);
-  absl::StatusOr<npu::v1::RegisterGraphResponse> registered = client.RegisterGraph(reg);
-  if (!registered.ok()) return registered.status();
-
   npu::v1::RunRequest request;
-  request.set_graph_id(registered->graph_id());
   request.mutable_options()->set_device(args.device);
+  const google::protobuf::RepeatedPtrField<npu::v1::ValueInfo> graph_inputs = graph->inputs();
+  if (SendsGraphInline(client, args)) {
+    *request.mutable_graph() = *std::move(graph);
+  } else {
+    npu::v1::RegisterGraphRequest reg;
+    *reg.mutable_graph() = *std::move(graph);
+    reg.set_device(args.device);
+    absl::StatusOr<npu::v1::RegisterGraphResponse> registered = client.RegisterGraph(reg);
+    if (!registered.ok()) return registered.status();
+    request.set_graph_id(registered->graph_id());
+  }
   std::mt19937_64 rng(args.seed);
-  for (const npu::v1::ValueInfo& info : registered->inputs()) {
+  for (const npu::v1::ValueInfo& info : graph_inputs) {
     npu::v1::RunInput* in = request.add_inputs();
     in->set_name(info.name());
     auto it = given.find(info.name());
@@ -282,7 +292,9 @@ absl::Status RunLoadCommand(Client& client, const LoadCommandArgs& args, std::os
   absl::StatusOr<npu::v1::RunRequest> request = PrepareLoadRequest(client, args);
   if (!request.ok()) return request.status();
   absl::StatusOr<std::vector<LoadStep>> steps = RunLoad(client, *request, args, progress_out);
-  client.UnregisterGraph(request->graph_id()).IgnoreError();  // best effort: the server forgets it anyway on exit
+  if (!request->graph_id().empty()) {
+    client.UnregisterGraph(request->graph_id()).IgnoreError();  // best effort: the server forgets it anyway on exit
+  }
   if (!steps.ok()) return steps.status();
   return PrintLoadReport(*steps, args.format, out);
 }

@@ -32,7 +32,13 @@ struct LoadCommandArgs {
   std::string device = "npu:0";
   uint64_t seed = 1;                // for the random inputs
   bool progress = false;            // live progress line on `progress_out`
+  // Send the graph with every run instead of registering it once. Always done
+  // when the target names several servers (ids are per replica).
+  bool inline_graph = false;
 };
+
+// Whether runs carry the graph inline (see LoadCommandArgs::inline_graph).
+bool SendsGraphInline(const Client& client, const LoadCommandArgs& args);
 
 struct LoadStep {
   int concurrency = 0;
