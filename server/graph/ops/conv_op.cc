@@ -210,7 +210,9 @@ absl::Status RunConv(RunContext& ctx) {
       }
       // img2col's MTE traffic and the bias pass, spread over this GEMM's tiles.
       const size_t first = ctx.work.tiles.size();
-      AppendCubeTiles(counts, ctx.work);
+      // The group's weights (A) are shared by every image; each image's img2col columns (B) are its own.
+      graph::AppendCubeTiles(counts, p.m, p.n, tile, static_cast<uint64_t>(grp),
+                             (static_cast<uint64_t>(img) << 20) ^ static_cast<uint64_t>(grp), ctx.work);
       const uint64_t share = static_cast<uint64_t>(ctx.work.tiles.size() - first);
       for (size_t t = first; t < ctx.work.tiles.size(); ++t) {
         device::TileWork& w = ctx.work.tiles[t];

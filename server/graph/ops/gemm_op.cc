@@ -97,7 +97,7 @@ absl::Status RunGemm(RunContext& ctx) {
     p.c = out.mutable_data();
     p.c_type = CubeType(out.type().dtype);
     kernels::CubeGemm(p, tile, &counts);
-    AppendCubeTiles(counts, ctx.work);
+    graph::AppendCubeTiles(counts, p.m, p.n, tile, 0, 0, ctx.work);
     return absl::OkStatus();
   }
 
@@ -125,7 +125,7 @@ absl::Status RunGemm(RunContext& ctx) {
     FinishChunk(out, s, len, po, saturate);
   });
   ctx.inputs = node_inputs;
-  AppendCubeTiles(counts, ctx.work);
+  graph::AppendCubeTiles(counts, p.m, p.n, tile, 0, 0, ctx.work);
   return absl::OkStatus();
 }
 
