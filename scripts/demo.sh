@@ -8,7 +8,8 @@ build="${NPU_BUILD_DIR:-$root/build}"
 out="${NPU_DEMO_OUT:-$root/out/demo}"
 
 "$root/scripts/install-deps.sh"
-NPU_CMAKE_ARGS="${NPU_CMAKE_ARGS:-}" "$root/scripts/build.sh" npu-server npu
+NPU_CMAKE_ARGS="-DNPU_BUILD_TESTS=OFF -DNPU_BUILD_BENCH=OFF ${NPU_CMAKE_ARGS:-}" \
+  "$root/scripts/build.sh" npu-server npu
 
 server="$build/server/rpc/npu-server"
 npu="$build/client/npu"
