@@ -10,7 +10,7 @@ build_pkgs=(
   libabsl-dev libcli11-dev libcpp-httplib-dev libonnx-dev libssl-dev
 )
 test_pkgs=(
-  libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev libdnnl-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev libdnnl-dev ocl-icd-opencl-dev
   python3-numpy python3-torch python3-onnx python3-yaml python3-matplotlib openssl
 )
 
