@@ -98,4 +98,15 @@ inline std::string Patch(std::string bytes, const std::string& marker, const std
   return bytes;
 }
 
+// Appends a node to a graph under construction.
+inline v1::Node* AddNode(v1::Graph& g, const std::string& name, const std::string& op,
+                         std::vector<std::string> inputs, std::vector<std::string> outputs) {
+  v1::Node* n = g.add_nodes();
+  n->set_name(name);
+  n->set_op_type(op);
+  for (auto& i : inputs) n->add_inputs(i);
+  for (auto& o : outputs) n->add_outputs(o);
+  return n;
+}
+
 }  // namespace npu::testing

@@ -73,16 +73,6 @@ v1::UploadChunk Data(std::string data) {
   return c;
 }
 
-v1::Node* AddNode(v1::Graph& g, const std::string& name, const std::string& op, std::vector<std::string> inputs,
-                  std::vector<std::string> outputs) {
-  v1::Node* n = g.add_nodes();
-  n->set_name(name);
-  n->set_op_type(op);
-  for (auto& i : inputs) n->add_inputs(i);
-  for (auto& o : outputs) n->add_outputs(o);
-  return n;
-}
-
 // A graph with one FLOAT32 input "x" of `shape` and no nodes yet.
 v1::Graph InputOnly(std::vector<int64_t> shape, v1::DataType dtype = v1::FLOAT32) {
   v1::Graph g;

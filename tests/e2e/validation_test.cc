@@ -6,10 +6,13 @@
 
 #include "client/client.h"
 #include "client/host_tensor.h"
+#include "tests/e2e/e2e_support.h"
 #include "tests/e2e/server_process.h"
 
 namespace npu {
 namespace {
+
+using testing::AddNode;
 
 v1::Tensor Zeros(v1::DataType dtype, std::vector<int64_t> shape) {
   v1::Tensor t;
@@ -29,16 +32,6 @@ v1::ValueInfo* AddInput(v1::Graph& g, const std::string& name, v1::DataType dtyp
   in->set_dtype(dtype);
   for (int64_t d : shape) in->add_shape(d);
   return in;
-}
-
-v1::Node* AddNode(v1::Graph& g, const std::string& name, const std::string& op, std::vector<std::string> inputs,
-                  std::vector<std::string> outputs) {
-  v1::Node* n = g.add_nodes();
-  n->set_name(name);
-  n->set_op_type(op);
-  for (auto& i : inputs) n->add_inputs(i);
-  for (auto& o : outputs) n->add_outputs(o);
-  return n;
 }
 
 // y = relu(x @ w + b), x fp16 [2,8], w [8,4] initializer, b [4] input.
