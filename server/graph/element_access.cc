@@ -1,5 +1,6 @@
 #include "server/graph/element_access.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -16,6 +17,13 @@ void StridedCopy(const Src* src, int64_t stride, int64_t n, Dst* dst) {
   } else {
     for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<Dst>(src[i]);
   }
+}
+
+// Writes convert(src[i]) into elements [start, start + n) of `t` stored as Dst.
+template <typename Dst, typename Src, typename Convert>
+void StoreConverted(const HostTensor& t, int64_t start, int64_t n, const Src* src, Convert convert) {
+  Dst* d = t.mutable_as<Dst>() + start;
+  for (int64_t i = 0; i < n; ++i) d[i] = static_cast<Dst>(convert(src[i]));
 }
 
 // Float to int32 as ONNX Cast does on the NPU: truncate toward zero, saturate
@@ -75,36 +83,18 @@ void StoreFromFloat(const HostTensor& t, int64_t start, int64_t n, const float* 
     case v1::FLOAT16:
       kernels::FloatToHalfN(src, t.mutable_as<kernels::half_bits>() + start, static_cast<size_t>(n), saturate);
       return;
-    case v1::FLOAT32: {
-      float* d = t.mutable_as<float>() + start;
-      for (int64_t i = 0; i < n; ++i) d[i] = src[i];
-      return;
-    }
-    case v1::INT32: {
-      int32_t* d = t.mutable_as<int32_t>() + start;
-      for (int64_t i = 0; i < n; ++i) d[i] = FloatToInt32(src[i]);
-      return;
-    }
-    case v1::INT8: {
-      int8_t* d = t.mutable_as<int8_t>() + start;
-      for (int64_t i = 0; i < n; ++i) d[i] = static_cast<int8_t>(std::clamp(FloatToInt32(src[i]), -128, 127));
-      return;
-    }
-    case v1::BOOL: {
-      uint8_t* d = t.mutable_as<uint8_t>() + start;
-      for (int64_t i = 0; i < n; ++i) d[i] = src[i] != 0.0f;
-      return;
-    }
-    case v1::INT64: {
-      int64_t* d = t.mutable_as<int64_t>() + start;
-      for (int64_t i = 0; i < n; ++i) d[i] = FloatToInt32(src[i]);
-      return;
-    }
+    case v1::FLOAT32: return StoreConverted<float>(t, start, n, src, [](float v) { return v; });
+    case v1::INT32: return StoreConverted<int32_t>(t, start, n, src, FloatToInt32);
+    case v1::INT8:
+      return StoreConverted<int8_t>(t, start, n, src, [](float v) { return std::clamp(FloatToInt32(v), -128, 127); });
+    case v1::BOOL: return StoreConverted<uint8_t>(t, start, n, src, [](float v) { return v != 0.0f; });
+    case v1::INT64: return StoreConverted<int64_t>(t, start, n, src, FloatToInt32);
     default: return;
   }
 }
 
 void StoreFromInt32(const HostTensor& t, int64_t start, int64_t n, const int32_t* src) {
+  const auto same = [](int32_t v) { return v; };
   switch (t.type().dtype) {
     case v1::FLOAT16:
     case v1::FLOAT32: {
@@ -116,26 +106,10 @@ void StoreFromInt32(const HostTensor& t, int64_t start, int64_t n, const int32_t
       }
       return;
     }
-    case v1::INT32: {
-      int32_t* d = t.mutable_as<int32_t>() + start;
-      for (int64_t i = 0; i < n; ++i) d[i] = src[i];
-      return;
-    }
-    case v1::INT8: {
-      int8_t* d = t.mutable_as<int8_t>() + start;
-      for (int64_t i = 0; i < n; ++i) d[i] = static_cast<int8_t>(src[i]);  // wraps, as ONNX Cast does
-      return;
-    }
-    case v1::BOOL: {
-      uint8_t* d = t.mutable_as<uint8_t>() + start;
-      for (int64_t i = 0; i < n; ++i) d[i] = src[i] != 0;
-      return;
-    }
-    case v1::INT64: {
-      int64_t* d = t.mutable_as<int64_t>() + start;
-      for (int64_t i = 0; i < n; ++i) d[i] = src[i];
-      return;
-    }
+    case v1::INT32: return StoreConverted<int32_t>(t, start, n, src, same);
+    case v1::INT8: return StoreConverted<int8_t>(t, start, n, src, same);  // wraps, as ONNX Cast does
+    case v1::BOOL: return StoreConverted<uint8_t>(t, start, n, src, [](int32_t v) { return v != 0; });
+    case v1::INT64: return StoreConverted<int64_t>(t, start, n, src, same);
     default: return;
   }
 }
