@@ -7,6 +7,9 @@
 //   transfer_MiB_s   Upload then Download of a 4 / 64 MiB tensor vs one echo of
 //                    the same bytes (each moves the bytes both ways; target >= 1.0x)
 //
+// Like for like: both servers keep the same number of gRPC handler threads
+// (npu-server's --grpc_max_pollers), and echo calls carry the deadline the
+// npuserve client sets. --case picks one of latency, throughput, transfer.
 // Prints one JSON object per line.
 #include <algorithm>
 #include <atomic>
@@ -21,6 +24,8 @@
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "bench/bench_registry.h"
 #include "bench/echo.grpc.pb.h"
 #include "client/client.h"
@@ -41,12 +46,13 @@ class EchoService final : public Echo::Service {
 };
 
 struct EchoServer {
-  EchoServer() {
+  explicit EchoServer(int max_pollers) {
     grpc::ServerBuilder builder;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
     builder.SetMaxReceiveMessageSize(kMaxMessage);
     builder.SetMaxSendMessageSize(kMaxMessage);
     builder.RegisterService(&service);
+    builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, max_pollers);
     server = builder.BuildAndStart();
   }
   ~EchoServer() { server->Shutdown(std::chrono::system_clock::now()); }
@@ -122,13 +128,16 @@ v1::Tensor Floats(int64_t n) {
 int RunServiceBench(int argc, char** argv) {
   int reps = 3;
   double seconds = 2;
+  std::string only;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
+    if (std::strcmp(argv[i], "--case") == 0 && i + 1 < argc) {
+      only = argv[++i];
+    } else if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
       reps = std::max(1, std::atoi(argv[++i]));
     } else if (std::strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) {
       seconds = std::max(0.2, std::atof(argv[++i]));
     } else {
-      std::fprintf(stderr, "usage: npu-bench service [--reps N] [--seconds S]\n");
+      std::fprintf(stderr, "usage: npu-bench service [--reps N] [--seconds S] [--case latency|throughput|transfer]\n");
       return 2;
     }
   }
@@ -141,7 +150,9 @@ int RunServiceBench(int argc, char** argv) {
     std::fprintf(stderr, "service: %s\n", std::string(npu_server.status().message()).c_str());
     return 1;
   }
-  EchoServer echo_server;
+  // Like for like: the echo server keeps as many handler threads as npu-server,
+  // and its calls carry the same deadline as the npuserve client's.
+  EchoServer echo_server(config.grpc_max_pollers);
   auto echo = EchoStub(echo_server.port);
   client::ClientOptions options;
   options.max_send_message_bytes = kMaxMessage;
@@ -181,6 +192,7 @@ int RunServiceBench(int argc, char** argv) {
   auto run_call = [&] { return (*npu)->Run(run).ok(); };
   auto echo_call = [&] {
     grpc::ClientContext ctx;
+    ctx.set_deadline(absl::ToChronoTime(absl::Now() + options.timeout));
     EchoMessage resp;
     return echo->Echo(&ctx, small, &resp).ok();
   };
@@ -190,18 +202,20 @@ int RunServiceBench(int argc, char** argv) {
 
   // Alternate the contenders, so drift on a shared machine hits both alike.
   std::vector<double> run_p50, echo_p50, run_qps, echo_qps;
-  for (int r = 0; r < reps; ++r) {
+  const auto wanted = [&](const char* name) { return only.empty() || only == name; };
+  for (int r = 0; r < reps && wanted("latency"); ++r) {
     run_p50.push_back(P50Us(2000, run_call));
     echo_p50.push_back(P50Us(2000, echo_call));
   }
-  Report("run_p50_us", Median(run_p50), Median(echo_p50), "<=1.25", false);
-  for (int r = 0; r < reps; ++r) {
+  if (wanted("latency")) Report("run_p50_us", Median(run_p50), Median(echo_p50), "<=1.25", false);
+  for (int r = 0; r < reps && wanted("throughput"); ++r) {
     run_qps.push_back(Qps(16, seconds, run_call));
     echo_qps.push_back(Qps(16, seconds, echo_call));
   }
-  Report("run_qps_16", Median(run_qps), Median(echo_qps), ">=0.8", true);
+  if (wanted("throughput")) Report("run_qps_16", Median(run_qps), Median(echo_qps), ">=0.8", true);
 
   for (int64_t mib : {4, 64}) {
+    if (!wanted("transfer")) break;
     const v1::Tensor tensor = Floats(mib * (1 << 20) / 4);
     EchoMessage big;
     big.set_data(tensor.data());
@@ -220,6 +234,7 @@ int RunServiceBench(int argc, char** argv) {
       t0 = Clock::now();
       {
         grpc::ClientContext ctx;
+        ctx.set_deadline(absl::ToChronoTime(absl::Now() + options.timeout));
         EchoMessage resp;
         if (!echo->Echo(&ctx, big, &resp).ok()) return 1;
       }

@@ -11,6 +11,11 @@
 #include "server/device/cpu_affinity.h"
 
 namespace npu::device {
+namespace {
+// How often a waiting caller asks whether its client gave up: short, so a job
+// that is already done returns at once, and a deadline is noticed within a few ms.
+constexpr auto kPoll = std::chrono::milliseconds(2);
+}  // namespace
 
 DeviceExecutor::DeviceExecutor(size_t max_queue, int omp_threads, std::vector<int> cpus)
     : max_queue_(max_queue),
@@ -19,71 +24,71 @@ DeviceExecutor::DeviceExecutor(size_t max_queue, int omp_threads, std::vector<in
 DeviceExecutor::~DeviceExecutor() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
+    stopping_.store(true);
   }
   cv_.notify_all();
   worker_.join();
 }
 
-bool DeviceExecutor::TryRunInline(std::function<void()>& job) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_ || busy_ || !queue_.empty()) return false;
-    busy_ = true;
+absl::Status DeviceExecutor::Admit() {
+  if (stopping_.load()) return absl::UnavailableError("device is shutting down");
+  size_t n = waiting_.load();
+  do {
+    if (n >= max_queue_) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("device queue is full (", max_queue_, " runs waiting); retry later"));
+    }
+  } while (!waiting_.compare_exchange_weak(n, n + 1));
+  return absl::OkStatus();
+}
+
+absl::Status DeviceExecutor::RunSync(std::function<void()> job, const GaveUp& gave_up, std::atomic<bool>* cancel,
+                                     bool small) {
+  // Asked only of jobs worth stopping: with the sync API, IsCancelled polls the
+  // call's completion queue, which costs more than a small job.
+  if (gave_up && !small) {
+    if (absl::Status s = gave_up(); !s.ok()) return s;
   }
+  if (absl::Status s = Admit(); !s.ok()) return s;
+  return small ? RunOnCaller(job, gave_up) : RunOnWorker(std::move(job), gave_up, cancel);
+}
+
+absl::Status DeviceExecutor::RunOnCaller(const std::function<void()>& job, const GaveUp& gave_up) {
+  while (!device_mu_.try_lock_for(kPoll)) {
+    absl::Status abandoned = gave_up ? gave_up() : absl::OkStatus();
+    if (abandoned.ok() && stopping_.load()) abandoned = absl::UnavailableError("device is shutting down");
+    if (!abandoned.ok()) {
+      waiting_.fetch_sub(1);
+      return abandoned;
+    }
+  }
+  waiting_.fetch_sub(1);
   // One thread: a parallel region here must not start a second OpenMP team
   // beside the worker's (per-thread ICV, set once per calling thread).
   thread_local bool single_threaded = (omp_set_num_threads(1), true);
   (void)single_threaded;
   job();
-  // Small runs that queued meanwhile run here too, while the device is held:
-  // their callers then wake once, instead of the worker waking first. A few at
-  // most, so this caller's own answer is not held back long.
-  bool waiting;
-  for (int served = 0;; ++served) {
-    Queued next{};
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (served >= 8 || queue_.empty() || !queue_.front().small) {
-        busy_ = false;
-        waiting = !queue_.empty();
-        break;
-      }
-      next = queue_.front();
-      queue_.pop_front();
-    }
-    (*next.task)();
-  }
-  if (waiting) cv_.notify_all();
-  return true;
+  device_mu_.unlock();
+  return absl::OkStatus();
 }
 
-absl::Status DeviceExecutor::RunSync(std::function<void()> job, const GaveUp& gave_up, std::atomic<bool>* cancel,
-                                     bool small) {
-  if (small) {
-    if (gave_up) {
-      if (absl::Status s = gave_up(); !s.ok()) return s;
-    }
-    if (TryRunInline(job)) return absl::OkStatus();
-  }
+absl::Status DeviceExecutor::RunOnWorker(std::function<void()> job, const GaveUp& gave_up,
+                                         std::atomic<bool>* cancel) {
   std::packaged_task<void()> task(std::move(job));
   std::future<void> done = task.get_future();
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_) return absl::UnavailableError("device is shutting down");
-    if (queue_.size() >= max_queue_) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("device queue is full (", max_queue_, " runs waiting); retry later"));
+    if (stopping_.load()) {
+      waiting_.fetch_sub(1);
+      return absl::UnavailableError("device is shutting down");
     }
-    queue_.push_back(Queued{&task, small});
+    queue_.push_back(&task);
   }
   cv_.notify_one();
   if (!gave_up) {
     done.get();
     return absl::OkStatus();
   }
-  // Short polls: a job that is already done returns at once, so quick runs pay nothing.
-  constexpr auto kPoll = std::chrono::milliseconds(2);
   absl::Status abandoned;
   while (done.wait_for(kPoll) != std::future_status::ready) {
     abandoned = gave_up();
@@ -93,6 +98,7 @@ absl::Status DeviceExecutor::RunSync(std::function<void()> job, const GaveUp& ga
       auto it = std::find(queue_.begin(), queue_.end(), &task);
       if (it != queue_.end()) {
         queue_.erase(it);  // never started: skip it
+        waiting_.fetch_sub(1);
         return abandoned;
       }
     }
@@ -103,34 +109,25 @@ absl::Status DeviceExecutor::RunSync(std::function<void()> job, const GaveUp& ga
   return abandoned;
 }
 
-size_t DeviceExecutor::queue_depth() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return queue_.size();
-}
+size_t DeviceExecutor::queue_depth() const { return waiting_.load(); }
 
 void DeviceExecutor::WorkerLoop(int omp_threads, const std::vector<int>& cpus) {
   if (omp_threads > 0) omp_set_num_threads(omp_threads);  // per-thread ICV: set on this thread
   if (absl::Status s = PinOpenMpTeam(cpus, omp_threads); !s.ok()) {
     std::fprintf(stderr, "npu-server: %s; compute threads left unpinned\n", std::string(s.message()).c_str());
   }
-  const int team = omp_get_max_threads();  // as set above
   for (;;) {
-    Queued job{};
+    std::packaged_task<void()>* task;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return (stopping_ && !busy_) || (!queue_.empty() && !busy_); });
+      cv_.wait(lock, [this] { return stopping_.load() || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping and drained
-      job = queue_.front();
+      task = queue_.front();
       queue_.pop_front();
-      busy_ = true;
     }
-    // A small run on one thread: waking the team costs more than the work, and
-    // its threads would then spin, taking the cores from the gRPC threads.
-    if (job.small) omp_set_num_threads(1);
-    (*job.task)();  // the caller waits on its future, so the task lives until this returns
-    if (job.small) omp_set_num_threads(team);
-    std::lock_guard<std::mutex> lock(mu_);
-    busy_ = false;
+    std::lock_guard<std::timed_mutex> device(device_mu_);
+    waiting_.fetch_sub(1);
+    (*task)();  // its caller waits on the future, so the task lives until this returns
   }
 }
 

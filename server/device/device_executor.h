@@ -1,7 +1,8 @@
-// One worker thread per device runs jobs in arrival order. The compute inside a
-// job uses the OpenMP team of that thread, so concurrent requests queue here
-// instead of each starting its own parallel region (2 host cores would be
-// oversubscribed). The queue is bounded: admission control.
+// Runs jobs on one device, one at a time. Large jobs go to the device's worker
+// thread, whose OpenMP team does the compute, so concurrent requests queue
+// here instead of each starting its own parallel region (2 host cores would be
+// oversubscribed). Small jobs run on the calling thread. Waiting is bounded:
+// admission control.
 #pragma once
 
 #include <atomic>
@@ -31,36 +32,38 @@ class DeviceExecutor {
   // caller has given up (its client cancelled, its deadline passed).
   using GaveUp = std::function<absl::Status()>;
 
-  // Runs `job` on the worker thread and waits for it. RESOURCE_EXHAUSTED,
-  // without running it, when `max_queue` jobs are already waiting.
-  // With `gave_up`: a job still queued when it turns non-OK is dropped and its
+  // Runs `job` while holding the device and waits for it. RESOURCE_EXHAUSTED,
+  // without running it, when `max_queue` jobs are already waiting; UNAVAILABLE
+  // once the executor is stopping.
+  // With `gave_up`: a job still waiting when it turns non-OK is dropped and its
   // status returned at once; a running one gets `*cancel` set (the job checks
   // it between nodes and tiles) and its end is awaited, then the status returned.
-  // With `small` (a run of a few microseconds), when the device is idle and
-  // nothing waits, the caller runs the job itself with one OpenMP thread:
-  // handing it to the worker and back costs two thread wake-ups, more than
-  // the work, and waking the worker's team costs more still.
+  // With `small` (a job of a few microseconds) the caller runs it itself with
+  // one OpenMP thread: handing it to the worker and back costs two thread
+  // wake-ups, more than the work, and waking the worker's team costs more still.
   absl::Status RunSync(std::function<void()> job, const GaveUp& gave_up = nullptr,
                        std::atomic<bool>* cancel = nullptr, bool small = false);
 
+  // Jobs waiting for the device: queued for the worker or small ones waiting for
+  // the device to be free.
   size_t queue_depth() const;
 
  private:
+  absl::Status RunOnCaller(const std::function<void()>& job, const GaveUp& gave_up);
+  absl::Status RunOnWorker(std::function<void()> job, const GaveUp& gave_up, std::atomic<bool>* cancel);
+  // Counts one more waiter unless `max_queue_` already wait.
+  absl::Status Admit();
   void WorkerLoop(int omp_threads, const std::vector<int>& cpus);
-  // Runs `job` on the calling thread if the device is idle; false if it was not.
-  bool TryRunInline(std::function<void()>& job);
 
   const size_t max_queue_;
-  mutable std::mutex mu_;
+  std::atomic<size_t> waiting_{0};  // queued for the worker + small jobs waiting for device_mu_
+  std::atomic<bool> stopping_{false};
+  // Held by whoever uses the core pool. A mutex rather than a hand-off:
+  // a small job on a thread already running takes it without sleeping.
+  std::timed_mutex device_mu_;
+  mutable std::mutex mu_;  // guards queue_
   std::condition_variable cv_;
-  struct Queued {
-    std::packaged_task<void()>* task;  // owned by the waiting RunSync caller
-    bool small;
-    bool operator==(const std::packaged_task<void()>* t) const { return task == t; }
-  };
-  std::deque<Queued> queue_;
-  bool stopping_ = false;
-  bool busy_ = false;  // a job runs, on the worker or inline: the core pool is taken
+  std::deque<std::packaged_task<void()>*> queue_;  // owned by the waiting RunOnWorker callers
   std::thread worker_;
 };
 

@@ -56,6 +56,9 @@ NpuServer::~NpuServer() { Shutdown(); }
 absl::StatusOr<std::unique_ptr<NpuServer>> NpuServer::Start(const ServerConfig& config) {
   auto preset = device::ParsePresetSpec(config.preset);
   if (!preset.ok()) return preset.status();
+  if (config.grpc_max_pollers < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("--grpc_max_pollers must be >= 1, got ", config.grpc_max_pollers));
+  }
   if (config.devices < 1 || config.devices > 64) {
     return absl::InvalidArgumentError(absl::StrCat("--devices must be 1..64, got ", config.devices));
   }
@@ -76,6 +79,7 @@ absl::StatusOr<std::unique_ptr<NpuServer>> NpuServer::Start(const ServerConfig& 
   const int max_message = static_cast<int>(std::min<uint64_t>(config.limits.max_message_bytes, INT32_MAX));
   builder.SetMaxReceiveMessageSize(max_message);
   builder.SetMaxSendMessageSize(max_message);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, config.grpc_max_pollers);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(std::make_unique<ParseErrorInterceptorFactory>());
   builder.experimental().SetInterceptorCreators(std::move(interceptors));

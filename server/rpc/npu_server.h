@@ -32,6 +32,10 @@ struct ServerConfig {
   TlsConfig tls;
   std::string auth_tokens_path;  // `TOKEN TENANT` lines; empty = no authentication
   std::string metrics_listen;    // HOST:PORT for Prometheus; empty = off
+  // gRPC handler threads kept waiting for calls. gRPC's default (2) makes every
+  // burst of concurrent calls start threads and end them afterwards, which costs
+  // more than a small run; idle pollers cost only their stacks.
+  int grpc_max_pollers = 64;
 };
 
 class NpuServer {

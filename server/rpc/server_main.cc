@@ -24,6 +24,9 @@ ABSL_FLAG(std::string, preset, "ascend910",
 ABSL_FLAG(int, threads, 0, "host threads computing for each device (OpenMP); 0 = all cores");
 ABSL_FLAG(std::string, cpu_affinity, "",
           "pin each device's compute threads to these CPUs, taskset-style (e.g. 0-1 or 0,2); also --cpu-affinity");
+ABSL_FLAG(int, grpc_max_pollers, 64,
+          "gRPC handler threads kept waiting for calls; below the number of concurrent callers, threads are "
+          "started and ended with every burst of calls");
 ABSL_FLAG(int, max_queue, 64, "runs that may wait for a device before new ones get RESOURCE_EXHAUSTED");
 ABSL_FLAG(uint64_t, max_message_bytes, uint64_t{1} << 30, "largest gRPC message accepted or sent");
 ABSL_FLAG(uint64_t, max_tensor_bytes, uint64_t{4} << 30, "largest tensor accepted or computed");
@@ -98,6 +101,7 @@ int main(int argc, char** argv) {
   config.tls = {absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key), absl::GetFlag(FLAGS_tls_client_ca)};
   config.auth_tokens_path = absl::GetFlag(FLAGS_auth_tokens);
   config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  config.grpc_max_pollers = absl::GetFlag(FLAGS_grpc_max_pollers);
   if (auto s = npu::rpc::RequestLog::SetLevel(absl::GetFlag(FLAGS_log_level)); !s.ok()) {
     std::fprintf(stderr, "npu-server: %s\n", std::string(s.message()).c_str());
     return 2;
