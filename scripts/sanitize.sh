@@ -13,14 +13,12 @@ run() {
   cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNPU_SANITIZE="$kind" \
     -DNPU_BUILD_BENCH=OFF >/dev/null
   ninja -C "$build" -j"$jobs"
-  # halt_on_error: the first report fails the test that caused it.
-  # OpenMP's runtime (libgomp) is not built with TSan: its barriers look like races
-  # to TSan, so the TSan run uses one OpenMP thread (the server still runs its
-  # gRPC, device-executor and client threads concurrently).
+  # halt_on_error: the first report fails the test that caused it. OpenMP's
+  # runtime (libgomp) is not built with TSan: see scripts/tsan.supp.
   ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$src/scripts/tsan.supp" \
-  OMP_NUM_THREADS=$([ "$kind" = thread ] && echo 1 || echo 2) \
+  OMP_NUM_THREADS=2 \
     ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 900
 }
 

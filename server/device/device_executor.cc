@@ -53,8 +53,29 @@ absl::Status DeviceExecutor::RunSync(std::function<void()> job, const GaveUp& ga
   return small ? RunOnCaller(job, gave_up) : RunOnWorker(std::move(job), gave_up, cancel);
 }
 
+bool DeviceExecutor::TryHoldFor(std::chrono::milliseconds wait) {
+  std::unique_lock<std::mutex> lock(hold_mu_);
+  if (!freed_.wait_for(lock, wait, [this] { return !held_; })) return false;
+  held_ = true;
+  return true;
+}
+
+void DeviceExecutor::Hold() {
+  std::unique_lock<std::mutex> lock(hold_mu_);
+  freed_.wait(lock, [this] { return !held_; });
+  held_ = true;
+}
+
+void DeviceExecutor::Release() {
+  {
+    std::lock_guard<std::mutex> lock(hold_mu_);
+    held_ = false;
+  }
+  freed_.notify_one();
+}
+
 absl::Status DeviceExecutor::RunOnCaller(const std::function<void()>& job, const GaveUp& gave_up) {
-  while (!device_mu_.try_lock_for(kPoll)) {
+  while (!TryHoldFor(kPoll)) {
     absl::Status abandoned = gave_up ? gave_up() : absl::OkStatus();
     if (abandoned.ok() && stopping_.load()) abandoned = absl::UnavailableError("device is shutting down");
     if (!abandoned.ok()) {
@@ -68,7 +89,7 @@ absl::Status DeviceExecutor::RunOnCaller(const std::function<void()>& job, const
   thread_local bool single_threaded = (omp_set_num_threads(1), true);
   (void)single_threaded;
   job();
-  device_mu_.unlock();
+  Release();
   return absl::OkStatus();
 }
 
@@ -83,8 +104,8 @@ absl::Status DeviceExecutor::RunOnWorker(std::function<void()> job, const GaveUp
       return absl::UnavailableError("device is shutting down");
     }
     queue_.push_back(&task);
+    cv_.notify_one();  // under the lock: once the job is done the executor may go
   }
-  cv_.notify_one();
   if (!gave_up) {
     done.get();
     return absl::OkStatus();
@@ -125,9 +146,10 @@ void DeviceExecutor::WorkerLoop(int omp_threads, const std::vector<int>& cpus) {
       task = queue_.front();
       queue_.pop_front();
     }
-    std::lock_guard<std::timed_mutex> device(device_mu_);
+    Hold();
     waiting_.fetch_sub(1);
     (*task)();  // its caller waits on the future, so the task lives until this returns
+    Release();
   }
 }
 

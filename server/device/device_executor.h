@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -56,11 +57,19 @@ class DeviceExecutor {
   void WorkerLoop(int omp_threads, const std::vector<int>& cpus);
 
   const size_t max_queue_;
-  std::atomic<size_t> waiting_{0};  // queued for the worker + small jobs waiting for device_mu_
+  std::atomic<size_t> waiting_{0};  // queued for the worker + small jobs waiting for the device
   std::atomic<bool> stopping_{false};
-  // Held by whoever uses the core pool. A mutex rather than a hand-off:
-  // a small job on a thread already running takes it without sleeping.
-  std::timed_mutex device_mu_;
+  // The device is held by whoever uses the core pool. Taken, not handed off: a
+  // small job on a thread already running takes a free device without sleeping.
+  // (A flag under a mutex rather than std::timed_mutex, whose timed lock
+  // ThreadSanitizer cannot see.)
+  bool TryHoldFor(std::chrono::milliseconds wait);
+  void Hold();
+  void Release();
+  std::mutex hold_mu_;
+  std::condition_variable freed_;
+  bool held_ = false;
+
   mutable std::mutex mu_;  // guards queue_
   std::condition_variable cv_;
   std::deque<std::packaged_task<void()>*> queue_;  // owned by the waiting RunOnWorker callers
