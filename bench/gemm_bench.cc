@@ -8,8 +8,6 @@
 //
 // One JSON line per (shape, threads); an anchor that was not built prints null.
 #include <immintrin.h>
-#include <omp.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -27,6 +25,7 @@
 #include "kernels/cpu_features.h"
 #include "kernels/cube_gemm.h"
 #include "kernels/fp16.h"
+#include "kernels/openmp.h"
 
 #ifdef NPU_BENCH_HAVE_DNNL
 #include <dnnl.hpp>

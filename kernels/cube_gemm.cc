@@ -3,8 +3,6 @@
 // (fixpipe), and the tile's counts.
 #include "kernels/cube_gemm.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -17,6 +15,7 @@
 #include "kernels/cube_pack.h"
 #include "kernels/cube_tile_counts.h"
 #include "kernels/fixpipe.h"
+#include "kernels/openmp.h"
 
 namespace npu::kernels {
 namespace {

@@ -6,12 +6,11 @@
 #include <atomic>
 #include <set>
 
-#include <omp.h>
-
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "kernels/openmp.h"
 
 namespace npu::device {
 

@@ -5,9 +5,8 @@
 #include <cstdio>
 #include <string>
 
-#include <omp.h>
-
 #include "absl/strings/str_cat.h"
+#include "kernels/openmp.h"
 #include "server/device/cpu_affinity.h"
 
 namespace npu::device {

@@ -9,8 +9,6 @@
 // (gamma_{K+1}, with |bias| in the sum); ReLU is 1-Lipschitz; GELU is ~1.13-Lipschitz
 // plus its own fp32 evaluation error. An fp16 output adds the final rounding:
 // half an fp16 ulp, <= 2^-11 |value| (normal) or 2^-25 (subnormal).
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -25,6 +23,7 @@
 
 #include "kernels/cube_gemm.h"
 #include "kernels/fp16.h"
+#include "kernels/openmp.h"
 
 namespace npu::kernels {
 namespace {
