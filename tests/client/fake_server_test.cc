@@ -105,6 +105,7 @@ class FakeRuntime final : public npu::v1::RuntimeService::Service {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                           "node \"fc1\" (MatMul): inner dimensions 768 and 512 differ");
     }
+    std::lock_guard<std::mutex> lock(mu_);
     last_options = request->options();
     const npu::v1::Tensor& input = request->inputs(0).tensor();
     for (const std::string& name : request->graph().outputs()) {
@@ -122,6 +123,7 @@ class FakeRuntime final : public npu::v1::RuntimeService::Service {
     }
     return grpc::Status::OK;
   }
+  std::mutex mu_;
   npu::v1::RunOptions last_options;
 };
 
@@ -162,6 +164,7 @@ TEST_F(FakeServerTest, UploadSendsHeaderFirstThenMebibyteChunks) {
   ASSERT_TRUE(handle.ok()) << handle.status();
   EXPECT_EQ(handle->handle(), "h1");
   EXPECT_EQ(handle->device(), "npu:0");
+  std::lock_guard<std::mutex> lock(memory_.mu_);  // written on the server's thread
   EXPECT_THAT(memory_.chunk_sizes, ElementsAre(1 << 20, 1 << 20, (1 << 19)));
   EXPECT_THAT(memory_.headers_seen, ElementsAre(true, false, false));
   EXPECT_EQ(memory_.stored.data(), tensor.data());
@@ -173,6 +176,7 @@ TEST_F(FakeServerTest, EmptyTensorUploadStillSendsItsHeader) {
   empty.set_dtype(npu::v1::FLOAT16);
   empty.add_shape(0);
   ASSERT_TRUE(client_->Upload(empty).ok());
+  std::lock_guard<std::mutex> lock(memory_.mu_);
   EXPECT_THAT(memory_.headers_seen, ElementsAre(true));
   EXPECT_EQ(memory_.stored.shape(0), 0);
 }
@@ -186,7 +190,10 @@ TEST_F(FakeServerTest, DownloadReassemblesChunks) {
 
   EXPECT_EQ(client_->Download("nope").status().code(), absl::StatusCode::kNotFound);
 
-  memory_.lie_about_size = 3;
+  {
+    std::lock_guard<std::mutex> lock(memory_.mu_);
+    memory_.lie_about_size = 3;
+  }
   absl::StatusOr<npu::v1::Tensor> short_read = client_->Download("h1");
   EXPECT_EQ(short_read.status().code(), absl::StatusCode::kDataLoss);
 }
@@ -222,6 +229,7 @@ TEST_F(FakeServerTest, NpuRunFromFilesToFiles) {
   std::ostringstream out, notices;
   absl::Status status = cli::RunRunCommand(*client_, args, out, notices);
   ASSERT_TRUE(status.ok()) << status;
+  std::lock_guard<std::mutex> lock(runtime_.mu_);
   EXPECT_EQ(runtime_.last_options.device(), "npu:0");
   EXPECT_TRUE(runtime_.last_options.profile());
   EXPECT_THAT(notices.str(), HasSubstr("note: cuda:0 mapped to npu:0"));
