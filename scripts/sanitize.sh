@@ -2,7 +2,7 @@
 # Builds the project and runs the whole test suite under sanitizers:
 #   scripts/sanitize.sh [address|thread|all]   (default: all)
 # address = AddressSanitizer + UndefinedBehaviorSanitizer, thread = ThreadSanitizer
-# (CMake option NPU_SANITIZE). Build trees: /tmp/build-asan, /tmp/build-tsan.
+# (CMake option NPU_SANITIZE). Build trees: build-asan/, build-tsan/ in the checkout.
 set -euo pipefail
 which=${1:-all}
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,8 +23,8 @@ run() {
 }
 
 case $which in
-  address) run address /tmp/build-asan ;;
-  thread) run thread /tmp/build-tsan ;;
-  all) run address /tmp/build-asan && run thread /tmp/build-tsan ;;
+  address) run address "$src/build-asan" ;;
+  thread) run thread "$src/build-tsan" ;;
+  all) run address "$src/build-asan" && run thread "$src/build-tsan" ;;
   *) echo "usage: $0 [address|thread|all]" >&2; exit 2 ;;
 esac
