@@ -8,8 +8,8 @@
 //                    the same bytes (each moves the bytes both ways; target >= 1.0x)
 //
 // Like for like: both servers keep the same number of gRPC handler threads
-// (npu-server's --grpc_max_pollers), and echo calls carry the deadline the
-// npuserve client sets. --case picks one of latency, throughput, transfer.
+// (npu-server's --grpc_max_pollers), and echo calls go over a channel made by
+// the client library's MakeChannel and carry the deadline its calls carry. --case picks one of latency, throughput, transfer.
 // Prints one JSON object per line.
 #include <algorithm>
 #include <atomic>
@@ -20,7 +20,6 @@
 #include <thread>
 #include <vector>
 
-#include <grpcpp/create_channel.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 
@@ -28,6 +27,7 @@
 #include "absl/time/time.h"
 #include "bench/bench_registry.h"
 #include "bench/echo.grpc.pb.h"
+#include "client/channel.h"
 #include "client/client.h"
 #include "server/rpc/npu_server.h"
 #include "server/rpc/request_log.h"
@@ -61,13 +61,6 @@ struct EchoServer {
   int port = 0;
 };
 
-std::unique_ptr<Echo::Stub> EchoStub(int port) {
-  grpc::ChannelArguments args;
-  args.SetMaxSendMessageSize(kMaxMessage);
-  args.SetMaxReceiveMessageSize(kMaxMessage);
-  return Echo::NewStub(
-      grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials(), args));
-}
 
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -153,9 +146,13 @@ int RunServiceBench(int argc, char** argv) {
   // Like for like: the echo server keeps as many handler threads as npu-server,
   // and its calls carry the same deadline as the npuserve client's.
   EchoServer echo_server(config.grpc_max_pollers);
-  auto echo = EchoStub(echo_server.port);
   client::ClientOptions options;
   options.max_send_message_bytes = kMaxMessage;
+  // The echo channel is made as the client library makes its own: same message
+  // limits, load balancing and retry policy.
+  auto echo_channel = client::MakeChannel("127.0.0.1:" + std::to_string(echo_server.port), options);
+  if (!echo_channel.ok()) return 1;
+  auto echo = Echo::NewStub(*echo_channel);
   auto npu = client::Client::Connect("127.0.0.1:" + std::to_string((*npu_server)->port()), options);
   if (!npu.ok()) return 1;
 

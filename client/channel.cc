@@ -11,14 +11,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 
 namespace npu::client {
 namespace {
-
-constexpr const char* kServices[] = {
-    "npu.v1.DeviceService", "npu.v1.MemoryService", "npu.v1.RuntimeService",
-    "grpc.health.v1.Health"};
 
 int ClampToInt(int64_t bytes) {
   if (bytes < 0) return -1;  // gRPC: unlimited
@@ -40,16 +35,13 @@ std::string MakeServiceConfigJson(const ClientOptions& options) {
   std::string json = absl::StrFormat(R"({"loadBalancingConfig":[{"%s":{}}])",
                                      options.load_balancing_policy);
   if (options.retry_unavailable && options.retry_max_attempts > 1) {
-    std::vector<std::string> names;
-    for (const char* service : kServices) {
-      names.push_back(absl::StrFormat(R"({"service":"%s"})", service));
-    }
+    // An empty name is the channel's default: every method of every service.
     absl::StrAppendFormat(
         &json,
-        R"(,"methodConfig":[{"name":[%s],"retryPolicy":{"maxAttempts":%d,)"
+        R"(,"methodConfig":[{"name":[{}],"retryPolicy":{"maxAttempts":%d,)"
         R"("initialBackoff":"0.1s","maxBackoff":"2s","backoffMultiplier":2,)"
         R"("retryableStatusCodes":["UNAVAILABLE"]}}])",
-        absl::StrJoin(names, ","), std::min(options.retry_max_attempts, 5));
+        std::min(options.retry_max_attempts, 5));
   }
   json += "}";
   return json;
