@@ -7,8 +7,6 @@
 // accumulating in fp32; errors partly cancel over the sums, and the Vector ops
 // in between run in fp32. Measured: mlp 4e-4, lenet5 2e-5, resnet_block 3e-4,
 // bert_layer 7e-5 (relative to the output's largest magnitude).
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -19,6 +17,7 @@
 #include "client/host_tensor.h"
 #include "client/npy.h"
 #include "gtest/gtest.h"
+#include "tests/generated_dir.h"
 #include "tests/e2e/server_process.h"
 
 namespace npu {
@@ -28,26 +27,10 @@ namespace fs = std::filesystem;
 
 constexpr double kRelativeTolerance = 2e-3;
 
-// Exports once per build dir; again when the script changes.
+// Generated once per build dir; again when the script changes.
 fs::path ModelDir() {
-  static const fs::path dir = [] {
-    const fs::path script = fs::path(NPU_SOURCE_DIR) / "examples/onnx/export_models.py";
-    const fs::path out = fs::path(NPU_BINARY_DIR) / "onnx_models";
-    struct stat st {};
-    stat(script.c_str(), &st);
-    const std::string stamp = std::to_string(st.st_mtime) + " " + std::to_string(st.st_size);
-    std::string seen;
-    std::getline(std::ifstream(out / "stamp.txt") >> std::ws, seen);
-    if (seen != stamp) {
-      fs::remove_all(out);
-      fs::create_directories(out);
-      const std::string cmd =
-          std::string(NPU_PYTHON) + " " + script.string() + " " + out.string() + " >/dev/null 2>&1";
-      if (std::system(cmd.c_str()) != 0) return fs::path();
-      std::ofstream(out / "stamp.txt") << stamp << "\n";
-    }
-    return out;
-  }();
+  static const fs::path dir = npu::testing::GeneratedDir(fs::path(NPU_SOURCE_DIR) / "examples/onnx/export_models.py",
+                                                         fs::path(NPU_BINARY_DIR) / "onnx_models");
   return dir;
 }
 

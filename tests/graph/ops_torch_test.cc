@@ -2,11 +2,8 @@
 // inputs, torch references) once per build dir; each runs through BuildPlan +
 // ExecutePlan on a simulated device and is compared within its op's tolerance.
 // The table below is the one docs/ops.md states; each row says why.
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -19,6 +16,7 @@
 #include "client/graph_json.h"
 #include "client/npy.h"
 #include "gtest/gtest.h"
+#include "tests/generated_dir.h"
 #include "kernels/fp16.h"
 #include "server/device/device.h"
 #include "server/graph/executor.h"
@@ -72,26 +70,10 @@ const std::map<std::string, Tolerance>& ToleranceTable() {
   return *table;
 }
 
-// Runs the generator once per build dir; regenerates when the script changes.
+// Generated once per build dir; again when the script changes.
 fs::path CaseDir() {
-  static const fs::path dir = [] {
-    const fs::path script = fs::path(NPU_SOURCE_DIR) / "tests/graph/make_op_cases.py";
-    const fs::path out = fs::path(NPU_BINARY_DIR) / "op_cases";
-    struct stat st {};
-    stat(script.c_str(), &st);
-    const std::string stamp = std::to_string(st.st_mtime) + " " + std::to_string(st.st_size);
-    std::ifstream old(out / "stamp.txt");
-    std::string seen;
-    std::getline(old, seen);
-    if (seen != stamp) {
-      fs::remove_all(out);
-      fs::create_directories(out);
-      const std::string cmd = std::string(NPU_PYTHON) + " " + script.string() + " " + out.string() + " >/dev/null";
-      if (std::system(cmd.c_str()) != 0) return fs::path();
-      std::ofstream(out / "stamp.txt") << stamp << "\n";
-    }
-    return out;
-  }();
+  static const fs::path dir = npu::testing::GeneratedDir(fs::path(NPU_SOURCE_DIR) / "tests/graph/make_op_cases.py",
+                                                         fs::path(NPU_BINARY_DIR) / "op_cases");
   return dir;
 }
 
