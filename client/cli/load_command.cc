@@ -5,9 +5,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <random>
-#include <set>
 #include <thread>
 
 #include "absl/strings/ascii.h"
@@ -18,11 +18,10 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "client/cli/cli_status.h"
+#include "client/cli/command_inputs.h"
 #include "client/cli/text_table.h"
-#include "client/graph_json.h"
 #include "client/host_tensor.h"
 #include "client/npy.h"
-#include "onnx/onnx_import.h"
 
 namespace npu::client::cli {
 namespace {
@@ -176,22 +175,15 @@ bool SendsGraphInline(const Client& client, const LoadCommandArgs& args) {
 }
 
 absl::StatusOr<npu::v1::RunRequest> PrepareLoadRequest(Client& client, const LoadCommandArgs& args) {
-  absl::StatusOr<npu::v1::Graph> graph = absl::EndsWith(args.graph_path, ".onnx")
-                                             ? onnxio::LoadOnnxGraph(args.graph_path)
-                                             : LoadGraphJson(args.graph_path);
-  if (!graph.ok()) return UsageError(graph.status());
-
+  absl::StatusOr<npu::v1::Graph> graph = LoadGraphFile(args.graph_path);
+  if (!graph.ok()) return graph.status();
+  absl::StatusOr<std::vector<std::pair<std::string, std::string>>> specs = ParseInputSpecs(args.inputs);
+  if (!specs.ok()) return specs.status();
   std::map<std::string, npu::v1::Tensor> given;
-  for (const std::string& spec : args.inputs) {
-    const size_t eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      return UsageError(absl::InvalidArgumentError(absl::StrCat("--input \"", spec, "\" is not NAME=FILE.npy")));
-    }
-    absl::StatusOr<npu::v1::Tensor> t = ReadNpy(spec.substr(eq + 1));
+  for (const auto& [name, file] : *specs) {
+    absl::StatusOr<npu::v1::Tensor> t = ReadNpy(file);
     if (!t.ok()) return UsageError(t.status());
-    if (!given.emplace(spec.substr(0, eq), *std::move(t)).second) {
-      return UsageError(absl::InvalidArgumentError(absl::StrCat("--input \"", spec.substr(0, eq), "\" given twice")));
-    }
+    given.emplace(name, *std::move(t));
   }
 
   npu::v1::RunRequest request;

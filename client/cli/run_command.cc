@@ -6,16 +6,14 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/cli/chrome_trace.h"
+#include "client/cli/command_inputs.h"
 #include "client/cli/cli_status.h"
 #include "client/cli/op_summary.h"
 #include "client/cli/profile_table.h"
 #include "client/device_name.h"
-#include "client/graph_json.h"
-#include "onnx/onnx_import.h"
 #include "client/host_tensor.h"
 #include "client/npy.h"
 
@@ -26,26 +24,6 @@ namespace fs = std::filesystem;
 
 absl::Status Usage(absl::string_view message) {
   return UsageError(absl::InvalidArgumentError(message));
-}
-
-// "NAME=FILE" -> name -> file, in the order given. Splits at the first '=',
-// since file paths may hold '=' more often than value names do.
-absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ParseInputSpecs(
-    const std::vector<std::string>& specs) {
-  std::vector<std::pair<std::string, std::string>> parsed;
-  std::set<std::string> seen;
-  for (const std::string& spec : specs) {
-    const size_t eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
-      return Usage(absl::StrCat("--input \"", spec, "\": expected NAME=FILE.npy"));
-    }
-    std::string name = spec.substr(0, eq);
-    if (!seen.insert(name).second) {
-      return Usage(absl::StrCat("--input \"", name, "\" is given twice"));
-    }
-    parsed.emplace_back(std::move(name), spec.substr(eq + 1));
-  }
-  return parsed;
 }
 
 std::string TensorSummary(npu::v1::DataType dtype,
@@ -114,10 +92,8 @@ absl::StatusOr<npu::v1::RunRequest> PrepareRunRequest(const RunCommandArgs& args
             << " (npuserve simulates Ascend NPUs)\n";
   }
 
-  absl::StatusOr<npu::v1::Graph> graph = absl::EndsWith(args.graph_path, ".onnx")
-                                             ? onnxio::LoadOnnxGraph(args.graph_path)
-                                             : LoadGraphJson(args.graph_path);
-  if (!graph.ok()) return UsageError(graph.status());
+  absl::StatusOr<npu::v1::Graph> graph = LoadGraphFile(args.graph_path);
+  if (!graph.ok()) return graph.status();
 
   absl::StatusOr<std::vector<std::pair<std::string, std::string>>> specs =
       ParseInputSpecs(args.inputs);
