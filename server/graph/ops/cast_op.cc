@@ -6,6 +6,7 @@
 #include "server/graph/element_access.h"
 #include "server/graph/node_error.h"
 #include "server/graph/ops/builtin_ops.h"
+#include "server/graph/ops/parallel_for.h"
 #include "server/graph/vector_tiling.h"
 
 namespace npu::graph::ops {
@@ -42,8 +43,7 @@ absl::Status RunCast(RunContext& ctx) {
   const int64_t in_bytes = static_cast<int64_t>(ElementSize(x.type().dtype));
   const int64_t out_bytes = static_cast<int64_t>(ElementSize(out.type().dtype));
   const bool saturate = ctx.preset.fp16_saturation;
-#pragma omp parallel for schedule(static)
-  for (int64_t t = 0; t < tiling.tiles; ++t) {
+  ParallelFor(tiling.tiles, [&](int64_t t) {
     const int64_t begin = tiling.TileBegin(t);
     const int64_t end = std::min(n, begin + tiling.per_tile);
     device::TileWork& work = ctx.work.tiles[static_cast<size_t>(t)];
@@ -63,7 +63,7 @@ absl::Status RunCast(RunContext& ctx) {
       }
       work += VectorChunkWork(len, len * in_bytes, len * out_bytes, std::max(in_bytes, out_bytes), 1);
     }
-  }
+  });
   return absl::OkStatus();
 }
 

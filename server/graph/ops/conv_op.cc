@@ -15,6 +15,7 @@
 #include "server/graph/node_error.h"
 #include "server/graph/ops/builtin_ops.h"
 #include "server/graph/ops/cube_work.h"
+#include "server/graph/ops/parallel_for.h"
 #include "server/graph/vector_tiling.h"
 
 namespace npu::graph::ops {
@@ -108,8 +109,7 @@ absl::StatusOr<std::vector<TensorType>> InferConv(InferContext& c) {
 // Returns the bytes laid out.
 uint64_t Img2Col(const half_bits* planes, const ConvGeometry& g, half_bits* col) {
   const int64_t rows = g.kdim(), pix = g.pixels();
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
+  ParallelFor(rows, [&](int64_t r) {
     const int64_t ci = r / (g.kh * g.kw), ky = (r / g.kw) % g.kh, kx = r % g.kw;
     const half_bits* plane = planes + ci * g.h * g.w;
     half_bits* dst = col + r * pix;
@@ -134,7 +134,7 @@ uint64_t Img2Col(const half_bits* planes, const ConvGeometry& g, half_bits* col)
         }
       }
     }
-  }
+  });
   return static_cast<uint64_t>(rows * pix) * sizeof(half_bits);
 }
 

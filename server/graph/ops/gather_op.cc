@@ -7,6 +7,7 @@
 
 #include "server/graph/node_error.h"
 #include "server/graph/ops/builtin_ops.h"
+#include "server/graph/ops/parallel_for.h"
 #include "server/graph/ops/shape_args.h"
 
 namespace npu::graph::ops {
@@ -54,8 +55,7 @@ absl::Status RunGather(RunContext& ctx) {
   if (blocks == 0 || block == 0) return absl::OkStatus();
   const int64_t tiles = std::min<int64_t>(blocks, ctx.preset.vector_unit_cores());
   ctx.work.tiles.assign(static_cast<size_t>(tiles), device::TileWork{});
-#pragma omp parallel for schedule(static)
-  for (int64_t t = 0; t < tiles; ++t) {
+  ParallelFor(tiles, [&](int64_t t) {
     device::TileWork& w = ctx.work.tiles[static_cast<size_t>(t)];
     w.pipeline_steps = 0;
     for (int64_t b = blocks * t / tiles; b < blocks * (t + 1) / tiles; ++b) {
@@ -68,7 +68,7 @@ absl::Status RunGather(RunContext& ctx) {
       ++w.pipeline_steps;
     }
     w.pipeline_steps = std::max<uint64_t>(1, w.pipeline_steps);
-  }
+  });
   return absl::OkStatus();
 }
 

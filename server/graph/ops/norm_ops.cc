@@ -10,6 +10,7 @@
 #include "server/graph/element_access.h"
 #include "server/graph/node_error.h"
 #include "server/graph/ops/builtin_ops.h"
+#include "server/graph/ops/parallel_for.h"
 #include "server/graph/ops/shape_args.h"
 #include "server/graph/vector_tiling.h"
 
@@ -75,8 +76,7 @@ absl::Status RunLayerNorm(RunContext& ctx) {
   const int64_t bytes = static_cast<int64_t>(ElementSize(x.type().dtype));
   const bool saturate = ctx.preset.fp16_saturation;
   const bool fp32 = x.type().dtype == v1::FLOAT32;
-#pragma omp parallel for schedule(static)
-  for (int64_t t = 0; t < tiles; ++t) {
+  ParallelFor(tiles, [&](int64_t t) {
     device::TileWork& w = ctx.work.tiles[static_cast<size_t>(t)];
     w.pipeline_steps = 0;
     w.mte2_bytes += static_cast<uint64_t>(n * bytes * (has_bias ? 2 : 1));  // gamma/beta stay in UB
@@ -94,7 +94,7 @@ absl::Status RunLayerNorm(RunContext& ctx) {
       w += VectorChunkWork(n, n * bytes, n * bytes, 4, 6);
     }
     w.pipeline_steps = std::max<uint64_t>(1, w.pipeline_steps);
-  }
+  });
   return absl::OkStatus();
 }
 
@@ -142,8 +142,7 @@ absl::Status RunBatchNorm(RunContext& ctx) {
   ctx.work.tiles.assign(static_cast<size_t>(tiles), device::TileWork{});
   const int64_t bytes = static_cast<int64_t>(ElementSize(x.type().dtype));
   const bool saturate = ctx.preset.fp16_saturation;
-#pragma omp parallel for schedule(static)
-  for (int64_t t = 0; t < tiles; ++t) {
+  ParallelFor(tiles, [&](int64_t t) {
     device::TileWork& w = ctx.work.tiles[static_cast<size_t>(t)];
     w.pipeline_steps = 0;
     thread_local std::vector<float> buf;
@@ -157,7 +156,7 @@ absl::Status RunBatchNorm(RunContext& ctx) {
       w += VectorChunkWork(spatial, spatial * bytes, spatial * bytes, 4, 2);
     }
     w.pipeline_steps = std::max<uint64_t>(1, w.pipeline_steps);
-  }
+  });
   return absl::OkStatus();
 }
 

@@ -9,6 +9,7 @@
 #include "server/graph/element_access.h"
 #include "server/graph/node_error.h"
 #include "server/graph/ops/builtin_ops.h"
+#include "server/graph/ops/parallel_for.h"
 #include "server/graph/vector_tiling.h"
 
 namespace npu::graph::ops {
@@ -102,8 +103,7 @@ absl::Status RunPool(RunContext& ctx, bool max) {
   ctx.work.tiles.assign(static_cast<size_t>(tiles), device::TileWork{});
   const int64_t bytes = static_cast<int64_t>(ElementSize(x.type().dtype));
   const bool saturate = ctx.preset.fp16_saturation;
-#pragma omp parallel for schedule(static)
-  for (int64_t t = 0; t < tiles; ++t) {
+  ParallelFor(tiles, [&](int64_t t) {
     device::TileWork& work = ctx.work.tiles[static_cast<size_t>(t)];
     work.pipeline_steps = 0;
     thread_local std::vector<float> in, res;
@@ -143,7 +143,7 @@ absl::Status RunPool(RunContext& ctx, bool max) {
       work.mte3_bytes += static_cast<uint64_t>(g.oh * g.ow * bytes);
     }
     work.pipeline_steps = std::max<uint64_t>(1, work.pipeline_steps);
-  }
+  });
   return absl::OkStatus();
 }
 
@@ -169,8 +169,7 @@ absl::Status RunGlobalAvg(RunContext& ctx) {
   const int64_t tiles = std::min<int64_t>(planes, ctx.preset.vector_unit_cores());
   ctx.work.tiles.assign(static_cast<size_t>(tiles), device::TileWork{});
   const int64_t bytes = static_cast<int64_t>(ElementSize(x.type().dtype));
-#pragma omp parallel for schedule(static)
-  for (int64_t t = 0; t < tiles; ++t) {
+  ParallelFor(tiles, [&](int64_t t) {
     device::TileWork& w = ctx.work.tiles[static_cast<size_t>(t)];
     w.pipeline_steps = 0;
     thread_local std::vector<float> buf;
@@ -183,7 +182,7 @@ absl::Status RunGlobalAvg(RunContext& ctx) {
       w += VectorChunkWork(spatial, spatial * bytes, bytes, 4, 1);
     }
     w.pipeline_steps = std::max<uint64_t>(1, w.pipeline_steps);
-  }
+  });
   StoreFromFloat(out, 0, planes, res.data(), ctx.preset.fp16_saturation);
   return absl::OkStatus();
 }

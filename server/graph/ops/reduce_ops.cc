@@ -9,6 +9,7 @@
 #include "server/graph/element_access.h"
 #include "server/graph/node_error.h"
 #include "server/graph/ops/builtin_ops.h"
+#include "server/graph/ops/parallel_for.h"
 #include "server/graph/ops/shape_args.h"
 #include "server/graph/vector_tiling.h"
 
@@ -124,8 +125,7 @@ absl::Status RunReduce(RunContext& ctx, Reduce kind) {
   const int64_t tiles = std::max<int64_t>(1, std::min<int64_t>(outputs, ctx.preset.vector_unit_cores()));
   ctx.work.tiles.assign(static_cast<size_t>(tiles), device::TileWork{});
   const int64_t in_bytes = static_cast<int64_t>(ElementSize(x.type().dtype));
-#pragma omp parallel for schedule(static)
-  for (int64_t t = 0; t < tiles; ++t) {
+  ParallelFor(tiles, [&](int64_t t) {
     device::TileWork& w = ctx.work.tiles[static_cast<size_t>(t)];
     w.pipeline_steps = 0;
     for (int64_t o = outputs * t / tiles; o < outputs * (t + 1) / tiles; ++o) {
@@ -161,7 +161,7 @@ absl::Status RunReduce(RunContext& ctx, Reduce kind) {
     w.mte3_bytes += static_cast<uint64_t>((outputs * (t + 1) / tiles - outputs * t / tiles) *
                                           static_cast<int64_t>(ElementSize(out.type().dtype)));
     w.pipeline_steps = std::max<uint64_t>(1, w.pipeline_steps);
-  }
+  });
   if (kind == Reduce::kArgMax) {
     std::copy(arg.begin(), arg.end(), out.mutable_as<int64_t>());
   } else if (out.type().dtype == v1::INT32) {

@@ -9,6 +9,7 @@
 #include "server/graph/element_access.h"
 #include "server/graph/node_error.h"
 #include "server/graph/ops/builtin_ops.h"
+#include "server/graph/ops/parallel_for.h"
 #include "server/graph/ops/shape_args.h"
 #include "server/graph/vector_tiling.h"
 
@@ -44,8 +45,7 @@ absl::Status RunSoftmax(RunContext& ctx, bool log) {
   const int64_t in_bytes = static_cast<int64_t>(ElementSize(x.type().dtype));
   const bool saturate = ctx.preset.fp16_saturation;
   const bool direct = inner == 1 && x.type().dtype == v1::FLOAT32;
-#pragma omp parallel for schedule(static)
-  for (int64_t t = 0; t < tiles; ++t) {
+  ParallelFor(tiles, [&](int64_t t) {
     device::TileWork& w = ctx.work.tiles[static_cast<size_t>(t)];
     w.pipeline_steps = 0;
     thread_local std::vector<float> row, res;
@@ -68,7 +68,7 @@ absl::Status RunSoftmax(RunContext& ctx, bool log) {
       w += VectorChunkWork(len, len * in_bytes, len * in_bytes, 4, 8);
     }
     w.pipeline_steps = std::max<uint64_t>(1, w.pipeline_steps);
-  }
+  });
   return absl::OkStatus();
 }
 

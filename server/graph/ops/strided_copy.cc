@@ -1,4 +1,5 @@
 #include "server/graph/ops/strided_copy.h"
+#include "server/graph/ops/parallel_for.h"
 
 #include <algorithm>
 #include <cstring>
@@ -41,8 +42,7 @@ void CopyRegion(RunContext& ctx, const HostTensor& src, const HostTensor& dst, c
   const int64_t tiles = std::min<int64_t>(rows, ctx.preset.vector_unit_cores());
   const size_t first = ctx.work.tiles.size();
   ctx.work.tiles.resize(first + static_cast<size_t>(tiles));
-#pragma omp parallel for schedule(static)
-  for (int64_t t = 0; t < tiles; ++t) {
+  ParallelFor(tiles, [&](int64_t t) {
     device::TileWork& w = ctx.work.tiles[first + static_cast<size_t>(t)];
     w.pipeline_steps = 0;
     const int64_t begin = rows * t / tiles, end = rows * (t + 1) / tiles;
@@ -63,7 +63,7 @@ void CopyRegion(RunContext& ctx, const HostTensor& src, const HostTensor& dst, c
       w.pipeline_steps += 1;
     }
     if (w.pipeline_steps == 0) w.pipeline_steps = 1;
-  }
+  });
 }
 
 }  // namespace npu::graph::ops

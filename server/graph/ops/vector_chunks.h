@@ -7,10 +7,10 @@
 #include <algorithm>
 #include <vector>
 
-#include "kernels/openmp.h"
 #include "server/graph/broadcast.h"
 #include "server/graph/element_access.h"
 #include "server/graph/op_registry.h"
+#include "server/graph/ops/parallel_for.h"
 #include "server/graph/vector_tiling.h"
 
 namespace npu::graph::ops {
@@ -32,7 +32,7 @@ void ForEachChunk(RunContext& ctx, int64_t operands, int64_t passes, ChunkFn&& c
     if (in != nullptr && in->type().elements() == n) in_elem_bytes += static_cast<int64_t>(ElementSize(in->type().dtype));
   }
   const int64_t out_elem_bytes = static_cast<int64_t>(ElementSize(out.type().dtype));
-  auto run_tile = [&](int64_t t) {
+  ParallelFor(tiling.tiles, [&](int64_t t) {
     const int64_t begin = tiling.TileBegin(t);
     const int64_t end = std::min(n, begin + tiling.per_tile);
     device::TileWork& work = ctx.work.tiles[static_cast<size_t>(t)];
@@ -42,15 +42,7 @@ void ForEachChunk(RunContext& ctx, int64_t operands, int64_t passes, ChunkFn&& c
       chunk_fn(s, len);
       work += VectorChunkWork(len, len * in_elem_bytes, len * out_elem_bytes, lane, passes);
     }
-  };
-  // A parallel region costs a team allocation and a barrier even with one
-  // thread; a tiny op (one tile, or a run on a caller's single thread) skips it.
-  if (tiling.tiles == 1 || omp_get_max_threads() == 1) {
-    for (int64_t t = 0; t < tiling.tiles; ++t) run_tile(t);
-  } else {
-#pragma omp parallel for schedule(static)
-    for (int64_t t = 0; t < tiling.tiles; ++t) run_tile(t);
-  }
+  });
   // Small broadcast inputs (biases, scalars) are loaded into UB once per tile.
   for (const HostTensor* in : ctx.inputs) {
     if (in == nullptr || in->type().elements() == n) continue;
