@@ -43,7 +43,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   npu::v1::RunRequest req;
   if (!req.ParseFromArray(data, static_cast<int>(size))) return 0;
   if (!req.has_graph()) return 0;
-  auto plan = npu::graph::BuildPlan(req.graph(), kLimits);
+  auto plan = npu::graph::BuildPlan(std::shared_ptr<const npu::v1::Graph>(std::shared_ptr<void>(), &req.graph()),
+                                       world->device.preset(), kLimits);
   if (!plan.ok()) return 0;
   auto binding = npu::rpc::BindRun(**plan, req, "", world->device, world->store);
   if (!binding.ok()) return 0;

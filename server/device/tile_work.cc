@@ -12,6 +12,7 @@ TileWork& TileWork::operator+=(const TileWork& o) {
   mte3_bytes += o.mte3_bytes;
   fixpipe_bytes += o.fixpipe_bytes;
   pipeline_steps += o.pipeline_steps;
+  overflow_elements += o.overflow_elements;
   shared_reads.insert(shared_reads.end(), o.shared_reads.begin(), o.shared_reads.end());
   return *this;
 }

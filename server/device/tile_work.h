@@ -27,6 +27,10 @@ struct TileWork {
   uint64_t fixpipe_bytes = 0;        // L0C -> GM
   uint64_t pipeline_steps = 1;       // double-buffered iterations inside the tile (>= 1)
   std::vector<SharedRead> shared_reads;  // the part of mte2_bytes other tiles share (empty: streamed)
+  // Results that overflowed their type: fp16 saturated to +-65504 (presets that
+  // saturate) or an inf/NaN produced. What raises the float-status flag
+  // (NPUGetFloatStatus) and msprof's overflow alarm.
+  uint64_t overflow_elements = 0;
 
   // Adds the counts (a tile made of chunks); shared reads are appended.
   TileWork& operator+=(const TileWork& o);

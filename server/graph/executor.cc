@@ -72,6 +72,7 @@ absl::StatusOr<ExecResult> ExecutePlan(const Plan& plan, std::vector<HostTensor>
     }
     RunContext ctx{*pn.node, NodeAttributes(*pn.node), {}, {}, session.preset, {}};
     ctx.cancel = session.cancel;
+    ctx.state = pn.state.get();
     ctx.work.task_type = pn.op->task_type;
     uint64_t ready = session.arrival_cycle;
     for (int v : pn.inputs) {

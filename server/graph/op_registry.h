@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <string>
 #include "absl/strings/string_view.h"
 #include <vector>
@@ -21,11 +22,22 @@ namespace npu::graph {
 
 // What inference sees: the node and its inputs' types (nullptr for an omitted
 // optional input), and constant values where an input is an initializer.
+// Inference is also the op's *prepare* step (TFLite's init/prepare): what it
+// derives once (parsed attributes, dims, tiling for the plan's device preset,
+// packed constant weights) it keeps with Prepare(), and every run reads it back
+// with RunContext::State() instead of deriving it again.
 struct InferContext {
   const v1::Node& node;
   std::vector<const TensorType*> inputs;
   std::vector<const HostTensor*> constants;  // same length as inputs; nullptr when not constant
   NodeAttributes attrs{node};
+  const device::DevicePreset* preset = nullptr;  // the device the plan is for; set by the planner
+  std::shared_ptr<const void> state;              // out: per-node state for the runs (see Prepare)
+
+  template <typename T>
+  void Prepare(T value) {
+    state = std::make_shared<const T>(std::move(value));
+  }
 };
 
 // What a run sees.
@@ -37,6 +49,13 @@ struct RunContext {
   const device::DevicePreset& preset;
   device::OpWork work;                    // filled by the op: its tiles, counted as they run
   const std::atomic<bool>* cancel = nullptr;  // set when the caller gave up; long kernels check it per tile
+  const void* state = nullptr;                // what the op's infer kept with InferContext::Prepare
+
+  // The state of type T that this op's infer prepared (it must have).
+  template <typename T>
+  const T& State() const {
+    return *static_cast<const T*>(state);
+  }
 };
 
 struct OpDef {
@@ -46,6 +65,9 @@ struct OpDef {
   std::vector<DataType> dtypes;           // accepted element types, for the docs
   int min_inputs = 1, max_inputs = 1;
   int num_outputs = 1;
+  // >= 0: output 0 is a view of this input's bytes (Reshape, Identity, ...);
+  // the run sets it and the planner keeps the input's buffer alive for it.
+  int output_aliases_input = -1;
   std::function<absl::StatusOr<std::vector<TensorType>>(InferContext&)> infer;
   std::function<absl::Status(RunContext&)> run;
 };

@@ -6,14 +6,17 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "server/graph/node_error.h"
+#include "server/graph/shape_math.h"
 
 namespace npu::graph {
 namespace {
 
 class PlanBuilder {
  public:
-  PlanBuilder(std::shared_ptr<v1::Graph> graph, const PlanLimits& limits) : graph_(graph), limits_(limits) {
-    plan_->graph = graph;
+  PlanBuilder(std::shared_ptr<const v1::Graph> graph, const device::DevicePreset& preset, const PlanLimits& limits)
+      : graph_(graph), limits_(limits) {
+    plan_->graph = std::move(graph);
+    plan_->preset = preset;
   }
 
   absl::StatusOr<std::shared_ptr<const Plan>> Build() {
@@ -50,12 +53,10 @@ class PlanBuilder {
     return id;
   }
 
+  // Every value's size, inferred ones included, is checked here without
+  // overflow: whatever an op's inference computed, no run sees a wrapped size.
   absl::Status CheckBytes(const TensorType& t, const std::string& what) {
-    if (t.bytes() > limits_.max_tensor_bytes) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": ", ToString(t), " is ", t.bytes(),
-                                                     " bytes; the limit is ", limits_.max_tensor_bytes));
-    }
-    return absl::OkStatus();
+    return CheckedBytes(t, limits_.max_tensor_bytes, what).status();
   }
 
   absl::Status AddInputs() {
@@ -94,8 +95,7 @@ class PlanBuilder {
   absl::Status AddNodes() {
     std::unordered_map<std::string, int> node_names;
     for (int i = 0; i < graph_->nodes_size(); ++i) {
-      v1::Node* node = graph_->mutable_nodes(i);
-      if (node->name().empty()) node->set_name(absl::StrCat(node->op_type(), "_", i));
+      const v1::Node* node = &graph_->nodes(i);
       if (!node_names.emplace(node->name(), i).second) {
         return absl::InvalidArgumentError(absl::StrCat("node name \"", node->name(), "\" is used more than once"));
       }
@@ -186,8 +186,8 @@ class PlanBuilder {
     return absl::OkStatus();
   }
 
-  absl::Status Infer(const PlanNode& pn) {
-    InferContext ctx{*pn.node, {}, {}};
+  absl::Status Infer(PlanNode& pn) {
+    InferContext ctx{*pn.node, {}, {}, NodeAttributes(*pn.node), &plan_->preset, nullptr};
     for (int v : pn.inputs) {
       ctx.inputs.push_back(v < 0 ? nullptr : &plan_->values[v].type);
       ctx.constants.push_back(v >= 0 && plan_->values[v].is_constant ? &plan_->values[v].constant : nullptr);
@@ -199,6 +199,7 @@ class PlanBuilder {
     }
     auto types = pn.op->infer(ctx);
     if (!types.ok()) return types.status();
+    pn.state = std::move(ctx.state);
     for (size_t j = 0; j < pn.outputs.size(); ++j) {
       const TensorType& t = (*types)[j];
       if (auto s = CheckBytes(t, NodeLabel(*pn.node) + " output \"" + plan_->values[pn.outputs[j]].name + "\"");
@@ -234,7 +235,7 @@ class PlanBuilder {
     }
   }
 
-  std::shared_ptr<v1::Graph> graph_;
+  std::shared_ptr<const v1::Graph> graph_;
   const PlanLimits& limits_;
   std::unique_ptr<Plan> plan_ = std::make_unique<Plan>();
   std::unordered_map<std::string, int> ids_;
@@ -243,9 +244,22 @@ class PlanBuilder {
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<const Plan>> BuildPlan(v1::Graph graph, const PlanLimits& limits) {
-  auto owned = std::make_shared<v1::Graph>(std::move(graph));
-  return PlanBuilder(owned, limits).Build();
+absl::StatusOr<std::shared_ptr<const Plan>> BuildPlan(std::shared_ptr<const v1::Graph> graph,
+                                                      const device::DevicePreset& preset, const PlanLimits& limits) {
+  if (graph == nullptr) return absl::InvalidArgumentError("no graph given");
+  // Error messages and profiles name nodes: unnamed ones get "<op>_<index>",
+  // in a copy (clients and the ONNX import name their nodes; this is rare).
+  for (const v1::Node& node : graph->nodes()) {
+    if (!node.name().empty()) continue;
+    auto named = std::make_shared<v1::Graph>(*graph);
+    for (int i = 0; i < named->nodes_size(); ++i) {
+      v1::Node* n = named->mutable_nodes(i);
+      if (n->name().empty()) n->set_name(absl::StrCat(n->op_type(), "_", i));
+    }
+    graph = std::move(named);
+    break;
+  }
+  return PlanBuilder(std::move(graph), preset, limits).Build();
 }
 
 }  // namespace npu::graph

@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "npu/v1/graph.pb.h"
+#include "server/device/device_preset.h"
 #include "server/graph/host_tensor.h"
 #include "server/graph/op_registry.h"
 #include "server/graph/tensor_type.h"
@@ -28,10 +29,14 @@ struct PlanNode {
   const OpDef* op = nullptr;
   std::vector<int> inputs;         // value ids; -1 for an omitted optional input
   std::vector<int> outputs;
+  std::shared_ptr<const void> state;  // what the op's infer prepared (InferContext::Prepare); may be null
 };
 
 struct Plan {
-  std::shared_ptr<const v1::Graph> graph;  // owns node protos and initializer bytes
+  // Node protos and initializer bytes: owned, or a view of a request that
+  // outlives the plan (an inline Run's graph is planned for that run only).
+  std::shared_ptr<const v1::Graph> graph;
+  device::DevicePreset preset;             // the device kind the plan (tiling, prepared state) is for
   std::vector<PlanValue> values;
   std::vector<PlanNode> nodes;             // topological order
   std::vector<int> inputs;                 // graph inputs, in declaration order
@@ -43,8 +48,12 @@ struct PlanLimits {
   uint64_t max_tensor_bytes = uint64_t{4} << 30;
 };
 
-// Validates `graph` and infers every value's type. Errors are INVALID_ARGUMENT
-// naming the node, input or value at fault.
-absl::StatusOr<std::shared_ptr<const Plan>> BuildPlan(v1::Graph graph, const PlanLimits& limits = {});
+// Validates `graph`, infers every value's type and prepares every node for
+// `preset`. Errors are INVALID_ARGUMENT naming the node, input or value at
+// fault. The plan keeps `graph` alive (pass an aliasing shared_ptr with no
+// owner to plan a graph that outlives the plan without copying it).
+absl::StatusOr<std::shared_ptr<const Plan>> BuildPlan(std::shared_ptr<const v1::Graph> graph,
+                                                      const device::DevicePreset& preset,
+                                                      const PlanLimits& limits = {});
 
 }  // namespace npu::graph

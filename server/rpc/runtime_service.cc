@@ -61,8 +61,10 @@ grpc::Status RuntimeServiceImpl::RegisterGraph(grpc::ServerContext* ctx, const v
   if (!tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
   log.set_tenant(*tenant);
   if (auto s = state_.CheckAdmitting(); !s.ok()) return ToGrpcStatus(log.Finish(s));
-  if (auto d = state_.devices.Find(req->device()); !d.ok()) return ToGrpcStatus(log.Finish(d.status()));
-  auto plan = graph::BuildPlan(req->graph(), state_.plan_limits());
+  auto device = state_.devices.Find(req->device());
+  if (!device.ok()) return ToGrpcStatus(log.Finish(device.status()));
+  auto plan = graph::BuildPlan(std::make_shared<const v1::Graph>(req->graph()), (*device)->preset(),
+                               state_.plan_limits());
   if (!plan.ok()) return ToGrpcStatus(log.Finish(plan.status()));
   resp->set_graph_id(state_.graphs.Add(*tenant, *plan));
   DescribeValues(**plan, (*plan)->inputs, resp->mutable_inputs());
@@ -81,6 +83,8 @@ grpc::Status RuntimeServiceImpl::UnregisterGraph(grpc::ServerContext* ctx, const
 
 absl::Status RuntimeServiceImpl::DoRun(const std::string& tenant, const v1::RunRequest& req,
                                        const grpc::ServerContext& ctx, v1::RunResponse* resp, double* device_us) {
+  auto device = state_.devices.Find(req.options().device());
+  if (!device.ok()) return device.status();
   std::shared_ptr<const graph::Plan> plan;
   switch (req.graph_source_case()) {
     case v1::RunRequest::kGraphId: {
@@ -90,7 +94,9 @@ absl::Status RuntimeServiceImpl::DoRun(const std::string& tenant, const v1::RunR
       break;
     }
     case v1::RunRequest::kGraph: {
-      auto p = graph::BuildPlan(req.graph(), state_.plan_limits());
+      // The request outlives this run's plan: plan a view of it, weights uncopied.
+      auto p = graph::BuildPlan(std::shared_ptr<const v1::Graph>(std::shared_ptr<void>(), &req.graph()),
+                                (*device)->preset(), state_.plan_limits());
       if (!p.ok()) return p.status();
       plan = *std::move(p);
       break;
@@ -98,8 +104,6 @@ absl::Status RuntimeServiceImpl::DoRun(const std::string& tenant, const v1::RunR
     default:
       return absl::InvalidArgumentError("the run request names no graph (set graph_id or graph)");
   }
-  auto device = state_.devices.Find(req.options().device());
-  if (!device.ok()) return device.status();
   auto binding = BindRun(*plan, req, tenant, **device, state_.tensors);
   if (!binding.ok()) return binding.status();
 

@@ -126,7 +126,7 @@ std::string RunCase(const fs::path& dir) {
   const Meta meta = ReadMeta(dir);
   auto graph = client::LoadGraphJson((dir / "graph.json").string());
   if (!graph.ok()) return std::string(graph.status().message());
-  auto plan = BuildPlan(*graph);
+  auto plan = BuildPlan(std::make_shared<const v1::Graph>(*std::move(graph)), DeviceFor(meta.preset).preset());
   if (!plan.ok()) return "plan: " + std::string(plan.status().message());
   std::vector<HostTensor> inputs;
   for (int v : (*plan)->inputs) {

@@ -164,6 +164,7 @@ OpDef ViewDef(std::string name, std::function<absl::StatusOr<std::vector<TensorT
   d.max_inputs = max_inputs;
   d.infer = std::move(infer);
   d.run = RunAlias;
+  d.output_aliases_input = 0;
   return d;
 }
 
