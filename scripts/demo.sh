@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job: install, build, start npu-server on 127.0.0.1, run the MLP
 # example through the `npu` command line with its profile and a Perfetto trace,
-# stop the server.
+# render the trace's core timeline, stop the server.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="${NPU_BUILD_DIR:-$root/build}"
@@ -36,7 +36,10 @@ echo "== npu run examples/graphs/mlp.json --profile --trace --op-summary"
   --input "x=$root/examples/graphs/mlp_x.npy" --output-dir "$out" --profile \
   --trace "$out/trace.json" --op-summary "$out/op_summary.csv"
 echo
-echo "== outputs in $out (y.npy, op_summary.csv, trace.json: open it at ui.perfetto.dev); server log: $log"
+echo "== scripts/plot_trace.py: the AI-core timeline of the trace"
+/usr/bin/python3 "$root/scripts/plot_trace.py" "$out/trace.json" "$out/timeline.png"
+echo
+echo "== outputs in $out (y.npy, op_summary.csv, trace.json: open it at ui.perfetto.dev, timeline.png); server log: $log"
 kill "$server_pid"
 wait "$server_pid" || true
 trap - EXIT

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages npuserve needs, only those missing (idempotent).
-#   scripts/install-deps.sh          build + run (npu-server, npu, demo)
+#   scripts/install-deps.sh          build + run (npu-server, npu, the Python client, demo.sh's timeline)
 #   scripts/install-deps.sh --test   also what the test suite and benches use
 set -euo pipefail
 
@@ -8,10 +8,11 @@ build_pkgs=(
   g++ cmake ninja-build ccache pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
   libabsl-dev libcli11-dev libcpp-httplib-dev libonnx-dev libssl-dev
+  python3-grpcio python3-protobuf python3-numpy python3-matplotlib
 )
 test_pkgs=(
   libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev libdnnl-dev ocl-icd-opencl-dev
-  python3-numpy python3-torch python3-onnx python3-yaml python3-matplotlib openssl
+  python3-torch python3-onnx python3-yaml openssl
 )
 
 pkgs=("${build_pkgs[@]}")

@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Starts a local npu-server, sweeps `npu load` over concurrency levels on a
 # graph, and plots latency percentiles and throughput against concurrency.
-#   scripts/load_sweep.sh [GRAPH.json] [OUT_DIR=load-sweep] [BUILD_DIR=/tmp/build-svc]
+#   scripts/load_sweep.sh [GRAPH.json] [OUT_DIR=load-sweep] [BUILD_DIR=build, the repository's]
 # Env: LEVELS (default 1,2,4,8,16,32,64), REQUESTS (500 per level), DURATION (20 s per level).
 # Writes OUT_DIR/sweep.csv and OUT_DIR/sweep.png (needs python3-matplotlib).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 graph=${1:-$src/examples/graphs/mlp.json}
 out=${2:-load-sweep}
-build=${3:-/tmp/build-svc}
+build=${3:-${NPU_BUILD_DIR:-$src/build}}
 levels=${LEVELS:-1,2,4,8,16,32,64}
 mkdir -p "$out"
+for bin in server/rpc/npu-server client/npu; do
+  [[ -x "$build/$bin" ]] || { echo "load_sweep: no $build/$bin; build first (scripts/build.sh npu-server npu)" >&2; exit 2; }
+done
 
 port_file=$(mktemp)
 "$build/server/rpc/npu-server" --listen=127.0.0.1:0 --log_level=warn --max_queue=256 >"$port_file" \
