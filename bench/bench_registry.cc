@@ -2,8 +2,8 @@
 
 namespace npu::bench {
 
-std::map<std::string, BenchMain>& BenchRegistry() {
-  static auto* registry = new std::map<std::string, BenchMain>();
+std::map<std::string, BenchCommand>& BenchRegistry() {
+  static auto* registry = new std::map<std::string, BenchCommand>();
   return *registry;
 }
 

@@ -12,11 +12,10 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <random>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -222,15 +221,6 @@ Contender Openblas(const Shape& s, const Inputs& in, int threads) {
 }
 #endif
 
-std::vector<std::string> Split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, sep);) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
-
 std::string Num(double v) {
   if (v < 0) return "null";
   char buf[32];
@@ -245,34 +235,33 @@ std::string Ratio(double a, double b) {
   return buf;
 }
 
-int RunGemmBench(int argc, char** argv) {
-  std::vector<Shape> shapes = {{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048},
-                               {512, 3072, 768}};
+struct GemmArgs {
+  std::vector<std::string> shapes = {"256x256x256", "512x512x512", "1024x1024x1024", "2048x2048x2048",
+                                     "512x3072x768"};
   std::vector<int> thread_counts = {1, 2};
   int reps = 7;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const bool has_value = i + 1 < argc;
-    if (arg == "--shapes" && has_value) {
-      shapes.clear();
-      for (const std::string& item : Split(argv[++i], ',')) {
-        Shape s{};
-        if (std::sscanf(item.c_str(), "%ldx%ldx%ld", &s.m, &s.n, &s.k) != 3 || s.m <= 0 || s.n <= 0 || s.k <= 0) {
-          std::fprintf(stderr, "gemm: bad shape '%s' (want MxNxK)\n", item.c_str());
-          return 2;
-        }
-        shapes.push_back(s);
-      }
-    } else if (arg == "--threads" && has_value) {
-      thread_counts.clear();
-      for (const std::string& item : Split(argv[++i], ',')) thread_counts.push_back(std::max(1, std::stoi(item)));
-    } else if (arg == "--reps" && has_value) {
-      reps = std::max(1, std::stoi(argv[++i]));
-    } else {
-      std::fprintf(stderr, "usage: npu-bench gemm [--shapes MxNxK,...] [--threads 1,2] [--reps N]\n");
-      return arg == "--help" ? 0 : 2;
-    }
+};
+
+// "MxNxK" with positive M, N, K, nothing after.
+std::optional<Shape> ParseShape(const std::string& text) {
+  Shape s{};
+  char rest = 0;
+  if (std::sscanf(text.c_str(), "%ldx%ldx%ld%c", &s.m, &s.n, &s.k, &rest) != 3 || s.m <= 0 || s.n <= 0 ||
+      s.k <= 0) {
+    return std::nullopt;
   }
+  return s;
+}
+
+std::string CheckShape(const std::string& text) {
+  return ParseShape(text) ? "" : "bad shape '" + text + "' (want MxNxK, each positive)";
+}
+
+int RunGemmBench(const GemmArgs& args) {
+  std::vector<Shape> shapes;
+  for (const std::string& text : args.shapes) shapes.push_back(*ParseShape(text));  // checked when parsed
+  const std::vector<int>& thread_counts = args.thread_counts;
+  const int reps = args.reps;
   for (int threads : thread_counts) {
     // oneDNN (OpenMP runtime) sizes its work split from the team size when the
     // primitive is created, so the team is set before anything is built.
@@ -309,8 +298,24 @@ int RunGemmBench(int argc, char** argv) {
   return 0;
 }
 
+std::function<int()> SetupGemmBench(CLI::App& command) {
+  auto args = std::make_shared<GemmArgs>();
+  command.add_option("--shapes", args->shapes, "GEMM shapes MxNxK, comma-separated")
+      ->delimiter(',')
+      ->check(CLI::Validator(CheckShape, "MxNxK"))
+      ->capture_default_str();
+  command.add_option("--threads", args->thread_counts, "host thread counts, comma-separated")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  command.add_option("--reps", args->reps, "timed runs per contender (the median is printed)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  return [args] { return RunGemmBench(*args); };
+}
+
 }  // namespace
 
-NPU_BENCH("gemm", RunGemmBench);
+NPU_BENCH("gemm", "Cube GEMM against oneDNN, OpenBLAS and the FMA peak", SetupGemmBench);
 
 }  // namespace npu::bench

@@ -1,16 +1,35 @@
-// npu-bench SUBCOMMAND [ARGS]: runs one benchmark family, printing JSON lines.
-#include <cstdio>
-#include <cstring>
+// npu-bench SUBCOMMAND [OPTIONS]: runs one benchmark family, printing JSON lines.
+#include <iostream>
+
+#include <CLI/CLI.hpp>
 
 #include "bench/bench_registry.h"
+#include "version/version.h"
 
 int main(int argc, char** argv) {
-  auto& registry = npu::bench::BenchRegistry();
-  if (argc < 2 || registry.find(argv[1]) == registry.end()) {
-    std::fprintf(stderr, "usage: npu-bench SUBCOMMAND [ARGS]\nsubcommands:");
-    for (const auto& [name, fn] : registry) std::fprintf(stderr, " %s", name.c_str());
-    std::fprintf(stderr, "\n");
-    return argc < 2 || std::strcmp(argv[1], "--help") == 0 ? 0 : 2;
+  CLI::App app{"npu-bench: npuserve's benchmarks, each against an anchor measured in the same run; "
+               "every output line is one JSON object",
+               "npu-bench"};
+  app.set_version_flag("--version", npu::VersionLine("npu-bench"), "print the version and exit");
+  app.require_subcommand(1);
+  std::map<std::string, std::function<int()>> runs;
+  for (auto& [name, command] : npu::bench::BenchRegistry()) {
+    runs[name] = command.setup(*app.add_subcommand(name, command.description));
   }
-  return registry[argv[1]](argc - 1, argv + 1);
+  if (argc < 2) {
+    std::cerr << app.help();
+    return 2;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help, --version
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "npu-bench: error: " << e.what() << "\nrun 'npu-bench --help' for usage\n";
+    return 2;
+  }
+  for (auto& [name, run] : runs) {
+    if (app.got_subcommand(name)) return run();
+  }
+  return 2;  // unreachable: require_subcommand(1)
 }

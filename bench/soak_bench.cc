@@ -12,8 +12,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <random>
@@ -84,20 +84,17 @@ v1::RunRequest RunOf(const std::string& graph_id, std::vector<int64_t> xs, std::
   return r;
 }
 
-int RunSoak(int argc, char** argv) {
+struct SoakArgs {
   std::string target;
-  int pid = 0, clients = 64;
+  int pid = 0;
+  int clients = 64;
   double seconds = 300;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--target")) target = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--pid")) pid = std::atoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--clients")) clients = std::clamp(std::atoi(argv[i + 1]), 1, 1024);
-    else if (!std::strcmp(argv[i], "--seconds")) seconds = std::clamp(std::atof(argv[i + 1]), 1.0, 3600.0);
-  }
-  if (target.empty() || pid <= 0) {
-    std::fprintf(stderr, "usage: npu-bench soak --target HOST:PORT --pid PID [--clients N] [--seconds S]\n");
-    return 2;
-  }
+};
+
+int RunSoak(const SoakArgs& args) {
+  const std::string& target = args.target;
+  const int pid = args.pid, clients = args.clients;
+  const double seconds = args.seconds;
   client::ClientOptions options;
   options.timeout = absl::Seconds(30);
   auto client = client::Client::Connect(target, options);
@@ -198,8 +195,21 @@ int RunSoak(int argc, char** argv) {
   return bad == 0 && growth < 0.10 ? 0 : 1;
 }
 
+std::function<int()> SetupSoak(CLI::App& command) {
+  auto args = std::make_shared<SoakArgs>();
+  command.add_option("--target", args->target, "the server, HOST:PORT")->required();
+  command.add_option("--pid", args->pid, "the server's process id (its RSS is sampled)")
+      ->required()
+      ->check(CLI::Range(1, std::numeric_limits<int>::max()));
+  command.add_option("--clients", args->clients, "concurrent clients")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  command.add_option("--seconds", args->seconds, "duration")->check(CLI::Range(1.0, 3600.0))->capture_default_str();
+  return [args] { return RunSoak(*args); };
+}
+
 }  // namespace
 
-NPU_BENCH("soak", RunSoak);
+NPU_BENCH("soak", "mixed load against a running server, with its RSS over time", SetupSoak);
 
 }  // namespace npu::bench

@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <functional>
 #include <random>
 #include <string>
@@ -66,13 +65,14 @@ std::function<void()> OpRunner(v1::Node& node, const std::vector<const HostTenso
   };
 }
 
-int RunVectorBench(int argc, char** argv) {
+struct VectorArgs {
   int64_t mib = 64;
   int reps = 5;
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::strcmp(argv[i], "--mib") == 0) mib = std::atoll(argv[i + 1]);
-    if (std::strcmp(argv[i], "--reps") == 0) reps = std::atoi(argv[i + 1]);
-  }
+};
+
+int RunVectorBench(const VectorArgs& args) {
+  const int64_t mib = args.mib;
+  const int reps = args.reps;
   const device::DevicePreset preset = device::PresetByName("ascend910b").value();
 
   // Anchor: STREAM triad a = b + s * c on fp32 arrays of `mib` MiB each.
@@ -141,8 +141,17 @@ int RunVectorBench(int argc, char** argv) {
   return 0;
 }
 
+std::function<int()> SetupVectorBench(CLI::App& command) {
+  auto args = std::make_shared<VectorArgs>();
+  command.add_option("--mib", args->mib, "MiB per tensor")->check(CLI::Range(1, 16384))->capture_default_str();
+  command.add_option("--reps", args->reps, "timed runs per op (the median is printed)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  return [args] { return RunVectorBench(*args); };
+}
+
 }  // namespace
 
-NPU_BENCH("vector", RunVectorBench);
+NPU_BENCH("vector", "Vector ops and Conv against a STREAM triad and the Cube GEMM", SetupVectorBench);
 
 }  // namespace npu::bench

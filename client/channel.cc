@@ -3,6 +3,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <tuple>
 
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
@@ -51,16 +52,22 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& ta
                                                            const ClientOptions& options) {
   if (target.empty()) return absl::InvalidArgumentError("empty target; use HOST:PORT");
 
+  if (options.client_cert_path.empty() != options.client_key_path.empty()) {
+    return absl::InvalidArgumentError(
+        "a TLS client certificate needs its key and the key its certificate (--tls-cert with --tls-key)");
+  }
   std::shared_ptr<grpc::ChannelCredentials> credentials;
-  if (options.use_tls || !options.root_cert_path.empty()) {
+  if (options.use_tls || !options.root_cert_path.empty() || !options.client_cert_path.empty()) {
     grpc::SslCredentialsOptions ssl;
-    if (!options.root_cert_path.empty()) {
-      absl::StatusOr<std::string> roots = ReadWholeFile(options.root_cert_path);
-      if (!roots.ok()) {
-        return absl::Status(roots.status().code(),
-                            absl::StrCat("TLS root certificate: ", roots.status().message()));
+    for (auto [path, pem, what] : {std::tuple{&options.root_cert_path, &ssl.pem_root_certs, "root certificate"},
+                                   std::tuple{&options.client_cert_path, &ssl.pem_cert_chain, "client certificate"},
+                                   std::tuple{&options.client_key_path, &ssl.pem_private_key, "client key"}}) {
+      if (path->empty()) continue;
+      absl::StatusOr<std::string> contents = ReadWholeFile(*path);
+      if (!contents.ok()) {
+        return absl::Status(contents.status().code(), absl::StrCat("TLS ", what, ": ", contents.status().message()));
       }
-      ssl.pem_root_certs = *std::move(roots);
+      *pem = *std::move(contents);
     }
     credentials = grpc::SslCredentials(ssl);
   } else {

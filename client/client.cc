@@ -10,6 +10,7 @@
 #include "absl/time/clock.h"
 #include "client/channel.h"
 #include "client/status_mapping.h"
+#include "client/transport_hint.h"
 
 namespace npu::client {
 namespace {
@@ -34,6 +35,10 @@ Client::Client(std::string target, ClientOptions options, std::shared_ptr<grpc::
       runtime_(npu::v1::RuntimeService::NewStub(channel_)),
       health_(grpc::health::v1::Health::NewStub(channel_)) {}
 
+absl::Status Client::Failed(const grpc::Status& status) const {
+  return WithTransportHint(FromGrpcStatus(status), options_);
+}
+
 void Client::PrepareContext(grpc::ClientContext& context) const {
   if (options_.timeout != absl::InfiniteDuration() && options_.timeout > absl::ZeroDuration()) {
     context.set_deadline(absl::ToChronoTime(absl::Now() + options_.timeout));
@@ -48,7 +53,7 @@ absl::StatusOr<npu::v1::ListDevicesResponse> Client::ListDevices() {
   PrepareContext(context);
   npu::v1::ListDevicesResponse response;
   grpc::Status status = devices_->ListDevices(&context, {}, &response);
-  if (!status.ok()) return FromGrpcStatus(status);
+  if (!status.ok()) return Failed(status);
   return response;
 }
 
@@ -59,7 +64,7 @@ absl::StatusOr<npu::v1::DeviceInfo> Client::GetDevice(const std::string& device)
   request.set_device(device);
   npu::v1::DeviceInfo response;
   grpc::Status status = devices_->GetDevice(&context, request, &response);
-  if (!status.ok()) return FromGrpcStatus(status);
+  if (!status.ok()) return Failed(status);
   return response;
 }
 
@@ -68,7 +73,7 @@ absl::StatusOr<npu::v1::ServerStats> Client::GetStats() {
   PrepareContext(context);
   npu::v1::ServerStats response;
   grpc::Status status = devices_->GetStats(&context, {}, &response);
-  if (!status.ok()) return FromGrpcStatus(status);
+  if (!status.ok()) return Failed(status);
   return response;
 }
 
@@ -79,7 +84,7 @@ absl::StatusOr<ServingStatus> Client::Health(const std::string& service) {
   request.set_service(service);
   grpc::health::v1::HealthCheckResponse response;
   grpc::Status status = health_->Check(&context, request, &response);
-  if (!status.ok()) return FromGrpcStatus(status);
+  if (!status.ok()) return Failed(status);
   return response.status();
 }
 
@@ -112,7 +117,7 @@ absl::StatusOr<npu::v1::TensorHandle> Client::Upload(const npu::v1::Tensor& tens
   }
   writer->WritesDone();
   grpc::Status status = writer->Finish();
-  if (!status.ok()) return FromGrpcStatus(status);
+  if (!status.ok()) return Failed(status);
   return handle;
 }
 
@@ -148,7 +153,7 @@ absl::StatusOr<npu::v1::Tensor> Client::Download(const std::string& handle) {
     data->append(chunk.data());
   }
   grpc::Status status = reader->Finish();
-  if (!status.ok()) return FromGrpcStatus(status);
+  if (!status.ok()) return Failed(status);
   if (!have_header) {
     return absl::DataLossError(absl::StrCat("download of \"", handle, "\": no data received"));
   }
@@ -165,7 +170,7 @@ absl::Status Client::Free(const std::string& handle) {
   npu::v1::FreeRequest request;
   request.set_handle(handle);
   npu::v1::FreeResponse response;
-  return FromGrpcStatus(memory_->Free(&context, request, &response));
+  return Failed(memory_->Free(&context, request, &response));
 }
 
 absl::StatusOr<npu::v1::ListHandlesResponse> Client::ListHandles() {
@@ -173,7 +178,7 @@ absl::StatusOr<npu::v1::ListHandlesResponse> Client::ListHandles() {
   PrepareContext(context);
   npu::v1::ListHandlesResponse response;
   grpc::Status status = memory_->List(&context, {}, &response);
-  if (!status.ok()) return FromGrpcStatus(status);
+  if (!status.ok()) return Failed(status);
   return response;
 }
 
@@ -183,7 +188,7 @@ absl::StatusOr<npu::v1::RegisterGraphResponse> Client::RegisterGraph(
   PrepareContext(context);
   npu::v1::RegisterGraphResponse response;
   grpc::Status status = runtime_->RegisterGraph(&context, request, &response);
-  if (!status.ok()) return FromGrpcStatus(status);
+  if (!status.ok()) return Failed(status);
   return response;
 }
 
@@ -193,7 +198,7 @@ absl::Status Client::UnregisterGraph(const std::string& graph_id) {
   npu::v1::UnregisterGraphRequest request;
   request.set_graph_id(graph_id);
   npu::v1::UnregisterGraphResponse response;
-  return FromGrpcStatus(runtime_->UnregisterGraph(&context, request, &response));
+  return Failed(runtime_->UnregisterGraph(&context, request, &response));
 }
 
 absl::StatusOr<npu::v1::RunResponse> Client::Run(const npu::v1::RunRequest& request) {
@@ -201,7 +206,7 @@ absl::StatusOr<npu::v1::RunResponse> Client::Run(const npu::v1::RunRequest& requ
   PrepareContext(context);
   npu::v1::RunResponse response;
   grpc::Status status = runtime_->Run(&context, request, &response);
-  if (!status.ok()) return FromGrpcStatus(status);
+  if (!status.ok()) return Failed(status);
   return response;
 }
 

@@ -7,6 +7,8 @@
 #include <memory>
 #include <string>
 
+#include <grpcpp/support/status.h>
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "client/client_options.h"
@@ -60,6 +62,8 @@ class Client {
 
   // Deadline and auth metadata, the same for every call.
   void PrepareContext(grpc::ClientContext& context) const;
+  // The call's status as absl::Status, with a hint for TLS mismatches.
+  absl::Status Failed(const grpc::Status& status) const;
 
   std::string target_;
   ClientOptions options_;

@@ -26,9 +26,13 @@ struct ClientOptions {
   int retry_max_attempts = 4;
 
   // TLS: off by default. With use_tls and an empty root_cert_path, the system
-  // roots are used.
+  // roots are used. A client certificate and its key (PEM files, both or
+  // neither) are presented to servers that require one (mutual TLS); setting
+  // them implies TLS.
   bool use_tls = false;
   std::string root_cert_path;
+  std::string client_cert_path;
+  std::string client_key_path;
 
   // Sent as "authorization: Bearer TOKEN" when not empty.
   std::string bearer_token;

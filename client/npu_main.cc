@@ -11,6 +11,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "client/cli/cli_status.h"
 #include "client/cli/devices_command.h"
@@ -19,6 +20,7 @@
 #include "client/cli/run_command.h"
 #include "client/cli/stats_command.h"
 #include "client/client.h"
+#include "version/version.h"
 
 namespace {
 
@@ -31,6 +33,8 @@ struct GlobalArgs {
   double timeout_s = 60;
   std::string token_file;
   std::string tls_ca;
+  std::string tls_cert;
+  std::string tls_key;
   bool tls = false;
 };
 
@@ -51,8 +55,10 @@ absl::StatusOr<std::string> ReadToken(const std::string& path) {
 absl::StatusOr<std::unique_ptr<Client>> ConnectFromArgs(const GlobalArgs& args) {
   ClientOptions options;
   options.timeout = args.timeout_s > 0 ? absl::Seconds(args.timeout_s) : absl::InfiniteDuration();
-  options.use_tls = args.tls || !args.tls_ca.empty();
+  options.use_tls = args.tls || !args.tls_ca.empty() || !args.tls_cert.empty();
   options.root_cert_path = args.tls_ca;
+  options.client_cert_path = args.tls_cert;
+  options.client_key_path = args.tls_key;
   if (!args.token_file.empty()) {
     absl::StatusOr<std::string> token = ReadToken(args.token_file);
     if (!token.ok()) return token.status();
@@ -69,6 +75,7 @@ int main(int argc, char** argv) {
   CLI::App app{"npu: command line client of npuserve, simulated Da Vinci NPUs over gRPC", "npu"};
   app.require_subcommand(1);
   app.fallthrough();  // global options may also follow the command
+  app.set_version_flag("--version", npu::VersionLine("npu"), "print the version and exit");
 
   GlobalArgs global;
   app.add_option("--target", global.target, "server address HOST:PORT")->capture_default_str();
@@ -76,7 +83,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--token-file", global.token_file, "file holding a bearer token");
   app.add_flag("--tls", global.tls, "use TLS with the system's root certificates");
-  app.add_option("--tls-ca", global.tls_ca, "PEM root certificates; implies --tls");
+  app.add_option("--tls-ca", global.tls_ca, "PEM root certificates; implies --tls")->type_name("CA.pem");
+  app.add_option("--tls-cert", global.tls_cert, "PEM client certificate for mutual TLS (with --tls-key); implies --tls")
+      ->type_name("CERT.pem");
+  app.add_option("--tls-key", global.tls_key, "PEM private key of --tls-cert")->type_name("KEY.pem");
 
   CLI::App* devices = app.add_subcommand("devices", "list the server's devices");
   CLI::App* health = app.add_subcommand("health", "print SERVING or NOT_SERVING; exit 0 only when serving");
@@ -84,8 +94,9 @@ int main(int argc, char** argv) {
 
   cli::RunCommandArgs run_args;
   CLI::App* run = app.add_subcommand("run", "run a graph on .npy inputs, write .npy outputs");
-  run->add_option("graph", run_args.graph_path, "graph as npu.v1.Graph JSON")
-      ->type_name("GRAPH.json")
+  run->add_option("graph", run_args.graph_path,
+                  "graph as npu.v1.Graph JSON, or an ONNX model (.onnx, e.g. from torch.onnx.export)")
+      ->type_name("GRAPH.json|MODEL.onnx")
       ->required();
   run->add_option("--input,-i", run_args.inputs, "NAME=FILE.npy, once per graph input")
       ->allow_extra_args(false);
@@ -122,15 +133,27 @@ int main(int argc, char** argv) {
   load->add_option("--device", load_args.device, "npu:N")->capture_default_str();
   load->add_option("--seed", load_args.seed, "seed of the random inputs")->capture_default_str();
 
+  if (argc < 2) {
+    std::cerr << app.help();
+    return cli::kExitUsageError;
+  }
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
+  } catch (const CLI::Success& e) {  // --help, --help-all, --version
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "npu: error: INVALID_ARGUMENT: " << e.what() << "\n"
-              << "run 'npu --help' for usage\n";
+    const std::vector<std::string> rest = app.remaining();
+    if (app.get_subcommands().empty() && !rest.empty()) {
+      std::vector<std::string> commands;
+      for (const CLI::App* c : app.get_subcommands([](const CLI::App*) { return true; })) {
+        commands.push_back(c->get_name());
+      }
+      std::cerr << "npu: error: unknown command \"" << rest.front() << "\" (commands: "
+                << absl::StrJoin(commands, ", ") << ")\n";
+    } else {
+      std::cerr << "npu: error: " << e.what() << "\n";
+    }
+    std::cerr << "run 'npu --help' for usage\n";
     return cli::kExitUsageError;
   }
 

@@ -20,9 +20,12 @@ bool IsUsageError(const absl::Status& status) {
 
 int ReportError(const absl::Status& status, std::ostream& err) {
   if (status.ok()) return kExitOk;
-  err << "npu: error: " << absl::StatusCodeToString(status.code()) << ": " << status.message()
-      << "\n";
-  return IsUsageError(status) ? kExitUsageError : kExitServerError;
+  if (IsUsageError(status)) {
+    err << "npu: error: " << status.message() << "\n";
+    return kExitUsageError;
+  }
+  err << "npu: error: " << absl::StatusCodeToString(status.code()) << ": " << status.message() << "\n";
+  return kExitServerError;
 }
 
 }  // namespace npu::client::cli

@@ -19,7 +19,8 @@ inline constexpr int kExitUsageError = 2;
 absl::Status UsageError(absl::Status status);
 bool IsUsageError(const absl::Status& status);
 
-// Prints "npu: error: CODE: message" and returns the exit code for it.
+// Prints "npu: error: message" for a usage error, "npu: error: CODE: message"
+// for an error from the server or the system, and returns the exit code.
 int ReportError(const absl::Status& status, std::ostream& err);
 
 }  // namespace npu::client::cli

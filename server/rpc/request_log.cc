@@ -16,7 +16,7 @@ enum Level { kDebug, kInfo, kWarn, kError, kOff };
 constexpr const char* kLevelNames[] = {"debug", "info", "warn", "error", "off"};
 
 std::atomic<uint64_t> next_id{1};
-std::atomic<int> min_level{kInfo};
+std::atomic<int> min_level{kWarn};
 
 Level LevelOf(absl::StatusCode code) {
   switch (code) {
@@ -29,7 +29,9 @@ Level LevelOf(absl::StatusCode code) {
 }
 }  // namespace
 
-void RequestLog::SetEnabled(bool on) { min_level.store(on ? kInfo : kOff); }
+void RequestLog::LogEveryRequest() {
+  if (min_level.load() > kInfo) min_level.store(kInfo);
+}
 
 absl::Status RequestLog::SetLevel(const std::string& level) {
   for (int l = kDebug; l <= kOff; ++l) {

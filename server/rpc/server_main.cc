@@ -2,17 +2,22 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
-#include <cstring>
 #include <cstdio>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "absl/strings/str_join.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
+#include "absl/strings/strip.h"
 #include "server/device/cpu_affinity.h"
+#include "server/rpc/flag_spelling.h"
 #include "server/rpc/npu_server.h"
 #include "server/rpc/request_log.h"
+#include "version/version.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
           "address to listen on (HOST:PORT; port 0 picks a free one). Loopback by default: "
@@ -23,7 +28,7 @@ ABSL_FLAG(std::string, preset, "ascend910",
           "@FILE reads key=value lines (docs/device-model.md)");
 ABSL_FLAG(int, threads, 0, "host threads computing for each device (OpenMP); 0 = all cores");
 ABSL_FLAG(std::string, cpu_affinity, "",
-          "pin each device's compute threads to these CPUs, taskset-style (e.g. 0-1 or 0,2); also --cpu-affinity");
+          "pin each device's compute threads to these CPUs, taskset-style (e.g. 0-1 or 0,2)");
 ABSL_FLAG(int, grpc_max_pollers, 64,
           "gRPC handler threads kept waiting for calls; below the number of concurrent callers, threads are "
           "started and ended with every burst of calls");
@@ -31,10 +36,10 @@ ABSL_FLAG(int, max_queue, 64, "runs that may wait for a device before new ones g
 ABSL_FLAG(uint64_t, max_message_bytes, uint64_t{1} << 30, "largest gRPC message accepted or sent");
 ABSL_FLAG(uint64_t, max_tensor_bytes, uint64_t{4} << 30, "largest tensor accepted or computed");
 ABSL_FLAG(int64_t, max_graph_nodes, 100000, "largest graph accepted");
-ABSL_FLAG(bool, log_requests, true, "write one log line per request to stderr (false = --log_level=off)");
-ABSL_FLAG(std::string, log_level, "info",
-          "request log lines at or above this level: debug, info (every request), warn (failed requests), "
-          "error (server faults), off");
+ABSL_FLAG(bool, log_requests, false, "also log every successful request: the same as --log_level=info");
+ABSL_FLAG(std::string, log_level, "warn",
+          "request log lines (stderr) at or above this level: info (every request), warn (failed requests), "
+          "error (server faults only), off");
 ABSL_FLAG(uint64_t, tenant_memory_quota_bytes, 0, "device memory each tenant may hold in handles; 0 = no quota");
 ABSL_FLAG(double, handle_idle_timeout_s, 0,
           "device memory handles unused for this long expire and free their memory; 0 = never");
@@ -49,6 +54,31 @@ ABSL_FLAG(std::string, metrics_listen, "",
           "cluster-internal address");
 
 namespace {
+
+constexpr char kUsage[] =
+    "Serves simulated Huawei Da Vinci NPUs over gRPC.\n\n"
+    "Usage: npu-server [--listen HOST:PORT] [--devices N] [--preset NAME] [flags]\n\n"
+    "Flag names take dashes or underscores alike: --max-queue=128 is --max_queue=128.\n"
+    "Values follow '=' or come as the next argument. --helpfull also lists abseil's own\n"
+    "flags (--flagfile, --fromenv, ...).";
+
+// --help lists the flags of this file (abseil's default looks for a file named
+// after the binary, npu-server.cc, and finds none); --version is the project's.
+void ConfigureUsage() {
+  absl::SetProgramUsageMessage(kUsage);
+  absl::FlagsUsageConfig config;
+  auto ours = [](absl::string_view file) { return absl::EndsWith(file, "server/rpc/server_main.cc"); };
+  config.contains_help_flags = ours;
+  config.contains_helpshort_flags = ours;
+  config.contains_helppackage_flags = ours;
+  config.normalize_filename = [](absl::string_view file) {
+    while (absl::ConsumePrefix(&file, "../")) {
+    }
+    return std::string(file);
+  };
+  config.version_string = [] { return npu::VersionLine("npu-server") + "\n"; };
+  absl::SetFlagsUsageConfig(config);
+}
 
 // Blocks SIGTERM/SIGINT in every thread and waits for them on one.
 void WaitForTerminationSignal() {
@@ -70,15 +100,13 @@ int main(int argc, char** argv) {
   sigaddset(&set, SIGINT);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);  // before any thread starts, so all inherit it
 
-  absl::SetProgramUsageMessage("Serves simulated Huawei Da Vinci NPUs over gRPC.\nUsage: npu-server [flags]");
-  // Accept --flag-name for --flag_name (DESIGN.md spells --cpu-affinity).
-  for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--", 2) != 0) continue;
-    for (char* c = argv[i] + 2; *c != '\0' && *c != '='; ++c) {
-      if (*c == '-') *c = '_';
-    }
+  ConfigureUsage();
+  npu::rpc::AcceptDashedFlagNames(argc, argv);
+  const std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  if (positional.size() > 1) {
+    std::fprintf(stderr, "npu-server: unexpected argument \"%s\"; flags start with --, see --help\n", positional[1]);
+    return 2;
   }
-  absl::ParseCommandLine(argc, argv);
 
   npu::rpc::ServerConfig config;
   config.listen = absl::GetFlag(FLAGS_listen);
@@ -106,7 +134,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "npu-server: %s\n", std::string(s.message()).c_str());
     return 2;
   }
-  if (!absl::GetFlag(FLAGS_log_requests)) npu::rpc::RequestLog::SetEnabled(false);
+  if (absl::GetFlag(FLAGS_log_requests)) npu::rpc::RequestLog::LogEveryRequest();
 
   auto server = npu::rpc::NpuServer::Start(config);
   if (!server.ok()) {

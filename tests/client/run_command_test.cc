@@ -123,7 +123,14 @@ TEST_F(RunCommandTest, BadGraphFileIsAUsageError) {
   EXPECT_TRUE(IsUsageError(request.status()));
   std::ostringstream err;
   EXPECT_EQ(ReportError(request.status(), err), kExitUsageError);
-  EXPECT_THAT(err.str(), HasSubstr("npu: error: NOT_FOUND: "));
+  // A usage error says what is wrong, without a gRPC status word.
+  EXPECT_EQ(err.str(), "npu: error: " + dir_.File("absent.json") + ": cannot open graph file\n");
+}
+
+TEST(ReportErrorTest, ServerErrorsKeepTheirCode) {
+  std::ostringstream err;
+  EXPECT_EQ(ReportError(absl::InvalidArgumentError("node \"fc1\" (MatMul): bad"), err), kExitServerError);
+  EXPECT_EQ(err.str(), "npu: error: INVALID_ARGUMENT: node \"fc1\" (MatMul): bad\n");
 }
 
 TEST(SafeFileNameTest, OnnxStyleNames) {

@@ -58,9 +58,9 @@ inline v1::Graph AddGraph() {
   v1::Node* n = g.add_nodes();
   n->set_name("add");
   n->set_op_type("Add");
-  n->add_inputs("x");
-  n->add_inputs("y");
-  n->add_outputs("out");
+  // std::string arguments: GCC 12 -O3 warns falsely (-Wrestrict) on add_inputs(const char*) here.
+  for (const std::string input : {"x", "y"}) n->add_inputs(input);
+  n->add_outputs(std::string("out"));
   g.add_outputs("out");
   return g;
 }

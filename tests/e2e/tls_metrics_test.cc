@@ -15,6 +15,7 @@
 
 #include <grpcpp/security/credentials.h>
 
+#include "client/client.h"
 #include "gtest/gtest.h"
 #include "tests/e2e/e2e_support.h"
 #include "tests/e2e/server_process.h"
@@ -84,6 +85,52 @@ TEST(Tls, ServerCertificateAndMutualTls) {
     grpc::Status st = ListDevices(grpc::SslCredentials(ssl), server.target());
     EXPECT_TRUE(st.ok()) << st.error_message();
   }
+}
+
+absl::Status ClientListDevices(const std::string& target, client::ClientOptions options) {
+  options.timeout = absl::Seconds(10);
+  options.retry_unavailable = false;
+  auto c = client::Client::Connect(target, options);
+  if (!c.ok()) return c.status();
+  return (*c)->ListDevices().status();
+}
+
+// The client library and `npu` present a client certificate, and a TLS
+// mismatch in either direction says what to try instead of only "Socket closed".
+TEST(Tls, ClientCertificatesAndMismatchHints) {
+  CertDir certs;
+  ASSERT_TRUE(certs.Make("server"));
+  ASSERT_TRUE(certs.Make("client"));
+  ServerProcess mtls({"--tls-cert=" + certs.Path("server.pem"), "--tls-key=" + certs.Path("server.key"),
+                      "--tls-client-ca=" + certs.Path("client.pem"), "--log-level=off"});
+  ServerProcess plain({"--log_level=off"});
+
+  client::ClientOptions with_cert;
+  with_cert.root_cert_path = certs.Path("server.pem");
+  with_cert.client_cert_path = certs.Path("client.pem");
+  with_cert.client_key_path = certs.Path("client.key");
+  EXPECT_TRUE(ClientListDevices(mtls.target(), with_cert).ok());
+
+  client::ClientOptions no_cert;
+  no_cert.root_cert_path = certs.Path("server.pem");
+  absl::Status s = ClientListDevices(mtls.target(), no_cert);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+  EXPECT_NE(s.message().find("--tls-cert CERT.pem --tls-key KEY.pem"), std::string::npos) << s;
+
+  s = ClientListDevices(mtls.target(), {});
+  EXPECT_NE(s.message().find("if it serves TLS, pass --tls-ca"), std::string::npos) << s;
+
+  s = ClientListDevices(plain.target(), with_cert);
+  EXPECT_NE(s.message().find("does not speak TLS"), std::string::npos) << s;
+
+  client::ClientOptions key_only;
+  key_only.client_key_path = certs.Path("client.key");
+  EXPECT_EQ(client::Client::Connect(mtls.target(), key_only).status().code(), absl::StatusCode::kInvalidArgument);
+
+  const std::string cli = std::string(NPU_CLI_BIN) + " --target " + mtls.target() + " --tls-ca " +
+                          certs.Path("server.pem") + " --tls-cert " + certs.Path("client.pem") + " --tls-key " +
+                          certs.Path("client.key") + " health > /dev/null 2>&1";
+  EXPECT_EQ(std::system(cli.c_str()), 0);
 }
 
 // Plain HTTP/1.0 GET over loopback: enough for a scrape, no client library.
