@@ -124,14 +124,19 @@ build_log=/tmp/npuserve-smoke-build.log
 step "building $image from docker/Dockerfile (first build: several minutes; log $build_log)"
 start=$SECONDS
 build_failed() { tail -n 30 "$build_log" >&2; fail "$1 (full log: $build_log)"; }
+commit=$(git -C "$repo" rev-parse --short=12 HEAD 2>/dev/null || true)
+if [[ -n "$commit" && "$context" == "$repo" ]] && ! git -C "$repo" diff-index --quiet HEAD -- 2>/dev/null; then
+  commit="$commit-dirty"
+fi
 if [[ "$engine" == docker ]]; then
-  docker build -f "$context/docker/Dockerfile" -t "$image" "$context" >"$build_log" 2>&1 \
+  docker build --build-arg "NPU_GIT_COMMIT=$commit" -f "$context/docker/Dockerfile" -t "$image" "$context" \
+    >"$build_log" 2>&1 \
     || build_failed "docker build"
   size_bytes=$(docker image inspect --format '{{.Size}}' "$image")
 else
   # --format docker keeps HEALTHCHECK (the OCI format has no such field);
   # --layers caches steps between runs.
-  buildah bud --pull=never --isolation chroot --format docker --layers \
+  buildah bud --pull=never --isolation chroot --format docker --layers --build-arg "NPU_GIT_COMMIT=$commit" \
     -f "$context/docker/Dockerfile" -t "$image" "$context" >"$build_log" 2>&1 \
     || build_failed "buildah bud"
   size_bytes=$(podman image inspect --format '{{.Size}}' "$image")

@@ -1,9 +1,10 @@
 # Writes version.cc from version.cc.in; rewrites it only when its text changes,
 # so an unchanged commit rebuilds nothing.
-#   cmake -DSOURCE_DIR=... -DTEMPLATE=... -DOUTPUT=... -DNPU_VERSION=... -DNPU_BUILD_TYPE=... -P write_version.cmake
-set(NPU_GIT_COMMIT "")
+#   cmake -DSOURCE_DIR=... -DTEMPLATE=... -DOUTPUT=... -DNPU_VERSION=... -DNPU_BUILD_TYPE=...
+#         [-DNPU_GIT_COMMIT_GIVEN=HASH] -P write_version.cmake
+set(NPU_GIT_COMMIT "${NPU_GIT_COMMIT_GIVEN}")
 find_program(GIT git)
-if(GIT AND EXISTS "${SOURCE_DIR}/.git")
+if(NPU_GIT_COMMIT STREQUAL "" AND GIT AND EXISTS "${SOURCE_DIR}/.git")
   execute_process(COMMAND ${GIT} -C ${SOURCE_DIR} rev-parse --short=12 HEAD
                   OUTPUT_VARIABLE NPU_GIT_COMMIT OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)

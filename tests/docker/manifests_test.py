@@ -172,6 +172,27 @@ class Dockerfile(unittest.TestCase):
         self.assertTrue(any("0.0.0.0:50051" in l for l in lines if l.startswith("ENTRYPOINT")))
         self.assertTrue(any("health" in l for l in lines if l.startswith("HEALTHCHECK")))
 
+    def test_copies_every_folder_the_build_always_adds(self):
+        # add_subdirectory(X) outside any if() in the top CMakeLists.txt is
+        # configured in the image build too: its folder must be copied in.
+        with open(os.path.join(DOCKER_DIR, "..", "CMakeLists.txt"), encoding="utf-8") as f:
+            cmake = f.read()
+        with open(os.path.join(DOCKER_DIR, "Dockerfile"), encoding="utf-8") as f:
+            copies = {l.split()[1].rstrip("/") for l in f if l.startswith("COPY ") and "--from" not in l}
+        depth, always = 0, []
+        for line in cmake.splitlines():
+            line = line.split("#", 1)[0].strip()
+            if re.match(r"if\s*\(", line):
+                depth += 1
+            elif re.match(r"endif\s*\(", line):
+                depth -= 1
+            m = re.match(r"add_subdirectory\s*\(\s*([\w/]+)", line)
+            if m and depth == 0:
+                always.append(m.group(1))
+        self.assertIn("protos", always)
+        for folder in always:
+            self.assertIn(folder, copies, f"Dockerfile: no COPY {folder}/ (CMakeLists.txt adds it)")
+
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
