@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "server/device/cost_model.h"
+#include "server/device/op_fluid.h"
 
 namespace npu::device {
 namespace {
@@ -18,7 +19,9 @@ uint64_t SliceKey(uint64_t op_serial, uint64_t key, uint64_t slice) {
 }  // namespace
 
 CorePool::CorePool(const DevicePreset& preset)
-    : preset_(preset), l2_(preset.l2_bytes), hbm_(preset.hbm_bytes_per_s / preset.clock_hz) {
+    : preset_(preset),
+      l2_(preset.l2_bytes),
+      memory_(preset.hbm_bytes_per_s / preset.clock_hz, preset.l2_bytes_per_s / preset.clock_hz) {
   if (preset.separated()) {
     for (int i = 0; i < preset.cube_cores; ++i) {
       cube_cores_.push_back(static_cast<int>(cores_.size()));
@@ -47,9 +50,10 @@ uint64_t CorePool::horizon() const {
   return h;
 }
 
-std::vector<uint64_t> CorePool::HbmBytesOfWave(const std::vector<TileWork>& tiles, size_t begin, size_t end,
-                                               uint64_t op_serial, uint64_t& l2_hits) {
-  std::vector<uint64_t> hbm(end - begin);
+std::vector<uint64_t> CorePool::L2HitsOfWave(const std::vector<TileWork>& tiles, size_t begin, size_t end,
+                                             uint64_t op_serial, std::vector<uint64_t>& hbm) {
+  std::vector<uint64_t> hits(end - begin, 0);
+  hbm.assign(end - begin, 0);
   uint64_t max_steps = 0;
   for (size_t i = begin; i < end; ++i) {
     const TileWork& w = tiles[i];
@@ -67,14 +71,14 @@ std::vector<uint64_t> CorePool::HbmBytesOfWave(const std::vector<TileWork>& tile
       for (const SharedRead& r : w.shared_reads) {
         const uint64_t slice = r.bytes / steps + (s + 1 == steps ? r.bytes % steps : 0);
         if (l2_.Access(SliceKey(op_serial, r.key, s), slice)) {
-          l2_hits += slice;
+          hits[i - begin] += slice;
         } else {
           hbm[i - begin] += slice;
         }
       }
     }
   }
-  return hbm;
+  return hits;
 }
 
 ScheduledOp CorePool::Schedule(const OpWork& work, uint64_t ready) {
@@ -84,37 +88,51 @@ ScheduledOp CorePool::Schedule(const OpWork& work, uint64_t ready) {
   const auto& eligible = CoresFor(work.task_type);
   const size_t active = std::min(work.tiles.size(), eligible.size());
   op.block_dim = static_cast<int>(active);
-  op.start = UINT64_MAX;
-  op.end = 0;
   const uint64_t serial = ++op_serial_;
-  // No tile of any later op can start before the earliest-free core.
+  // No tile of this or any later op can start before the earliest-free core.
+  std::vector<uint64_t> free_at(cores_.size());
   uint64_t earliest_free = UINT64_MAX;
-  for (const CoreInfo& c : cores_) earliest_free = std::min(earliest_free, c.free_at);
-  hbm_.ForgetBefore(earliest_free);
+  for (size_t c = 0; c < cores_.size(); ++c) {
+    free_at[c] = cores_[c].free_at;
+    earliest_free = std::min(earliest_free, free_at[c]);
+  }
+  memory_.ForgetBefore(static_cast<double>(earliest_free));
 
+  // The L2 sees the tiles of one wave (block_dim tiles that start together)
+  // read their shared panels in lock step.
+  std::vector<FluidTile> fluid(work.tiles.size());
+  std::vector<TileCost> costs(work.tiles.size());
+  std::vector<uint64_t> hbm_of_tile(work.tiles.size());
   for (size_t begin = 0; begin < work.tiles.size(); begin += active) {
     const size_t end = std::min(work.tiles.size(), begin + active);
-    const std::vector<uint64_t> hbm_bytes = HbmBytesOfWave(work.tiles, begin, end, serial, op.l2_hit_bytes);
+    std::vector<uint64_t> hbm;
+    const std::vector<uint64_t> hits = L2HitsOfWave(work.tiles, begin, end, serial, hbm);
     for (size_t i = begin; i < end; ++i) {
-      // Earliest-free eligible core; ties go to the lowest index (deterministic).
-      int best = eligible.front();
-      for (int c : eligible) {
-        if (cores_[c].free_at < cores_[best].free_at) best = c;
-      }
-      const TileCost cost = CostTile(work.tiles[i], preset_);
-      TilePlacement t;
-      t.core = best;
-      t.start = std::max(ready, cores_[best].free_at);
-      t.end = hbm_.Book(t.start, cost.duration, hbm_bytes[i - begin]);
-      t.busy = StretchTransfers(cost, t.end - t.start);
-      cores_[best].free_at = t.end;
-      cores_[best].busy += t.busy;
-      op.busy += t.busy;
-      op.hbm_bytes += hbm_bytes[i - begin];
-      op.start = std::min(op.start, t.start);
-      op.end = std::max(op.end, t.end);
-      op.tiles.push_back(t);
+      costs[i] = CostTile(work.tiles[i], preset_);
+      fluid[i] = FluidTile{std::max<uint64_t>(1, costs[i].duration), static_cast<double>(hbm[i - begin]),
+                           static_cast<double>(hits[i - begin])};
+      hbm_of_tile[i] = hbm[i - begin];
+      op.l2_hit_bytes += hits[i - begin];
     }
+  }
+  const CoreMemoryRates rates{preset_.gm_bytes_per_cycle, preset_.l2_bytes_per_cycle};
+  const std::vector<FluidPlacement> placed = PlaceFluid(fluid, eligible, free_at, ready, rates, memory_);
+
+  op.start = UINT64_MAX;
+  op.end = 0;
+  for (size_t i = 0; i < work.tiles.size(); ++i) {
+    TilePlacement t;
+    t.core = placed[i].core;
+    t.start = placed[i].start;
+    t.end = placed[i].end;
+    t.busy = StretchTransfers(costs[i], t.end - t.start);
+    cores_[t.core].free_at = t.end;
+    cores_[t.core].busy += t.busy;
+    op.busy += t.busy;
+    op.hbm_bytes += hbm_of_tile[i];
+    op.start = std::min(op.start, t.start);
+    op.end = std::max(op.end, t.end);
+    op.tiles.push_back(t);
   }
   return op;
 }

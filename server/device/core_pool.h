@@ -1,7 +1,8 @@
 // The simulated cores of one chip and their timeline: a list scheduler places
 // each tile of an op on the earliest-free core that can run its task type, no
 // earlier than the op is ready (its producers' end), so independent ops
-// overlap. The chip's L2 (l2_cache.h) and HBM bandwidth (hbm_timeline.h) are
+// overlap. The chip's L2 (l2_cache.h) and its HBM and L2 bandwidth
+// (memory_timeline.h, shared fairly among running tiles by op_fluid.h) are
 // shared by all cores. Runs execute one at a time on a device, so the pool
 // needs no lock; cycles are deterministic for a given sequence of ops.
 #pragma once
@@ -11,8 +12,8 @@
 #include <vector>
 
 #include "server/device/device_preset.h"
-#include "server/device/hbm_timeline.h"
 #include "server/device/l2_cache.h"
+#include "server/device/memory_timeline.h"
 #include "server/device/tile_work.h"
 #include "server/device/unit_cycles.h"
 
@@ -59,13 +60,14 @@ class CorePool {
   // HBM bytes of each tile of one wave (tiles that run together): their
   // shared reads go through the L2 in lock step, slice by slice, as cores
   // that start together stream their panels together.
-  std::vector<uint64_t> HbmBytesOfWave(const std::vector<TileWork>& tiles, size_t begin, size_t end,
-                                       uint64_t op_serial, uint64_t& l2_hits);
+  // Returns each tile's L2 hit bytes; `hbm` receives its HBM bytes.
+  std::vector<uint64_t> L2HitsOfWave(const std::vector<TileWork>& tiles, size_t begin, size_t end, uint64_t op_serial,
+                                     std::vector<uint64_t>& hbm);
 
   DevicePreset preset_;
   std::vector<CoreInfo> cores_;
   L2Cache l2_;
-  HbmTimeline hbm_;
+  MemoryTimeline memory_;
   uint64_t op_serial_ = 0;  // scopes L2 keys to one op
   std::vector<int> cube_cores_, vector_cores_;
 };

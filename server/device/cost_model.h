@@ -1,5 +1,5 @@
 // The cost model: every formula that turns counted work into modeled cycles
-// lives here and in core_pool.cc (chip-level HBM and L2); docs/device-model.md
+// lives here and in core_pool.cc / op_fluid.cc (chip-level HBM and L2); docs/device-model.md
 // explains them with their sources. Cycles are modeled, never measured.
 //
 // Per tile, per unit (busy cycles):
@@ -13,8 +13,8 @@
 //   duration = max(unit busy) + fill + drain
 //   fill  = mte2 / pipeline_steps            (the first load, nothing to overlap)
 //   drain = (fixpipe + mte3) / pipeline_steps (the last store)
-// The chip then books the tile's HBM bytes on the shared HBM timeline, which
-// may stretch it (core_pool.cc, hbm_timeline.h).
+// The chip then shares its HBM and L2 bandwidth fairly among the tiles running
+// together, which may stretch them (core_pool.cc, op_fluid.h).
 #pragma once
 
 #include <cstdint>
@@ -26,7 +26,7 @@
 namespace npu::device {
 
 // Bumped whenever a formula or constant changes; reported in every profile.
-inline constexpr const char* kCostModelVersion = "davinci-cost-model/2";
+inline constexpr const char* kCostModelVersion = "davinci-cost-model/3";
 
 // Issue overhead of one Vector instruction, cycles (decode + operand setup).
 // Not published; an assumption small next to a full 255-repeat instruction.

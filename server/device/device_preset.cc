@@ -44,6 +44,9 @@ DevicePreset Ascend910() {
   p.l2_bytes = 32 * MiB;                     // Hot Chips 31 / Linley 2019: 32 MB L2
   p.hbm_bytes = 32 * GiB;                    // Linley 2019: 32 GB HBM2
   p.hbm_bytes_per_s = 1.2e12;                // [S] ~1.2 TB/s (one measurement 1148 GB/s)
+  p.gm_bytes_per_cycle = 64;                 // not published for the 910: assumed, so 19 of 32 cores fill HBM
+  p.l2_bytes_per_cycle = 114;                // [S] CANN l2_rate of the 310P (same core family), as hicann tests quote it
+  p.l2_bytes_per_s = 32 * 114 * 1.0e9;       // [D] every core at its L2 rate
   p.fp16_saturation = true;                  // torch_npu / CANN docs: 910 is saturation-only
   SetEngineWidths(p);
   return p;
@@ -64,7 +67,10 @@ DevicePreset Ascend310() {
   p.ub_bytes = 256 * KiB;
   p.l2_bytes = 8 * MiB;                      // [S] "8 MB on-chip buffer" in 310 spec sheets
   p.hbm_bytes = 8 * GiB;                     // Atlas 300I card: 8 GB LPDDR4X per chip [S]
-  p.hbm_bytes_per_s = 47.7e9;                // LPDDR4X [S]
+  p.hbm_bytes_per_s = 51.2e9;                // LPDDR4X, 51.2 GB/s [S] (model v2 had it in GiB/s)
+  p.gm_bytes_per_cycle = 67;                 // [P] CANN ddr_rate of the 310 (hicann/ge test stub, Ascend310 compile info)
+  p.l2_bytes_per_cycle = 128;                // [P] CANN l2_rate, same sources
+  p.l2_bytes_per_s = 2 * 128 * 0.5e9;        // [D] both cores at their L2 rate
   p.fp16_saturation = true;
   SetEngineWidths(p);
   return p;
@@ -84,6 +90,9 @@ DevicePreset Ascend910B() {
   p.l2_bytes = 192 * MiB;                    // CANN ini quoted by huawei-csl/pto-dsl (910B2)
   p.hbm_bytes = 64 * GiB;
   p.hbm_bytes_per_s = 1.6e12;                // not published; third parties 0.4-1.6 TB/s: upper end, HBM2e x4
+  p.gm_bytes_per_cycle = 32;                 // [S] CANN ddr_rate of the 910B (Ascend910B1/B4 ini as quoted)
+  p.l2_bytes_per_cycle = 110;                // [S] CANN l2_read_rate of the 910B1 ini as quoted
+  p.l2_bytes_per_s = 5 * 1.6e12;             // [S] L2 at 5x DDR bandwidth on C220 chips (MindSpore DVM's SoC table)
   p.fp16_saturation = false;                 // 910B defaults to IEEE inf/NaN
   SetEngineWidths(p);
   return p;
@@ -105,7 +114,7 @@ absl::StatusOr<DevicePreset> PresetByName(absl::string_view name) {
 std::vector<std::string> PresetKeys() {
   return {"name",        "cube_cores",    "vector_cores", "clock_hz",          "l1_bytes",
           "l0a_bytes",   "l0b_bytes",     "l0c_bytes",    "ub_bytes",          "l2_bytes",
-          "hbm_bytes",   "hbm_bytes_per_s", "mte1_bytes_per_cycle", "mte2_bytes_per_cycle",
+          "hbm_bytes",   "hbm_bytes_per_s", "l2_bytes_per_s", "gm_bytes_per_cycle", "l2_bytes_per_cycle", "mte1_bytes_per_cycle", "mte2_bytes_per_cycle",
           "mte3_bytes_per_cycle", "fixpipe_bytes_per_cycle", "fp16_saturation"};
 }
 
@@ -130,6 +139,9 @@ absl::Status SetField(DevicePreset& p, absl::string_view key, absl::string_view 
   if (key == "l2_bytes") return set_u64(p.l2_bytes);
   if (key == "hbm_bytes") return set_u64(p.hbm_bytes);
   if (key == "hbm_bytes_per_s") return set_double(p.hbm_bytes_per_s);
+  if (key == "l2_bytes_per_s") return set_double(p.l2_bytes_per_s);
+  if (key == "gm_bytes_per_cycle") return set_double(p.gm_bytes_per_cycle);
+  if (key == "l2_bytes_per_cycle") return set_double(p.l2_bytes_per_cycle);
   if (key == "mte1_bytes_per_cycle") return set_double(p.mte1_bytes_per_cycle);
   if (key == "mte2_bytes_per_cycle") return set_double(p.mte2_bytes_per_cycle);
   if (key == "mte3_bytes_per_cycle") return set_double(p.mte3_bytes_per_cycle);
@@ -173,7 +185,10 @@ absl::Status ValidatePreset(const DevicePreset& p) {
   if (p.vector_cores < 0 || p.vector_cores > 8192) return bad("vector_cores", "must be 0..8192");
   if (!(p.clock_hz >= 1e6 && p.clock_hz <= 1e11)) return bad("clock_hz", "must be 1e6..1e11");
   if (!(p.hbm_bytes_per_s > 0)) return bad("hbm_bytes_per_s", "must be positive");
-  for (auto [field, v] : {std::pair{"mte1_bytes_per_cycle", p.mte1_bytes_per_cycle},
+  if (!(p.l2_bytes_per_s > 0)) return bad("l2_bytes_per_s", "must be positive");
+  for (auto [field, v] : {std::pair{"gm_bytes_per_cycle", p.gm_bytes_per_cycle},
+                          std::pair{"l2_bytes_per_cycle", p.l2_bytes_per_cycle},
+                          std::pair{"mte1_bytes_per_cycle", p.mte1_bytes_per_cycle},
                           std::pair{"mte2_bytes_per_cycle", p.mte2_bytes_per_cycle},
                           std::pair{"mte3_bytes_per_cycle", p.mte3_bytes_per_cycle},
                           std::pair{"fixpipe_bytes_per_cycle", p.fixpipe_bytes_per_cycle}}) {

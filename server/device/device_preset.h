@@ -25,6 +25,11 @@ struct DevicePreset {
   // Chip memory.
   uint64_t hbm_bytes = 0;
   double hbm_bytes_per_s = 0;
+  // The L2's own bandwidth, the whole chip, bytes per second.
+  double l2_bytes_per_s = 0;
+  // One core's most GM traffic per cycle: to and from HBM (CANN's ddr_rate)
+  // and served by the L2 (CANN's l2_rate), bytes per cycle.
+  double gm_bytes_per_cycle = 0, l2_bytes_per_cycle = 0;
   // Per-core engine bandwidths, bytes per cycle.
   double mte1_bytes_per_cycle = 0, mte2_bytes_per_cycle = 0, mte3_bytes_per_cycle = 0,
          fixpipe_bytes_per_cycle = 0;

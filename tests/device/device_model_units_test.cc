@@ -1,4 +1,4 @@
-// The device model's building blocks: the shared HBM timeline, the L2, the
+// The device model's building blocks: the L2, the
 // presets (known, overridden, from a file) and the CPU list of --cpu-affinity.
 #include <cstdio>
 #include <fstream>
@@ -10,7 +10,6 @@
 #include "server/device/cost_model.h"
 #include "server/device/cpu_affinity.h"
 #include "server/device/device_preset.h"
-#include "server/device/hbm_timeline.h"
 #include "server/device/l2_cache.h"
 #include "server/device/vector_passes.h"
 
@@ -19,34 +18,6 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-TEST(HbmTimelineTest, ALoneTileKeepsItsOwnPace) {
-  HbmTimeline hbm(100.0);  // bytes per cycle
-  // 5000 bytes over 1000 cycles = 5 B/cycle, far under the bandwidth.
-  EXPECT_EQ(hbm.Book(0, 1000, 5000), 1000u);
-}
-
-TEST(HbmTimelineTest, TrafficBeyondTheBandwidthStretchesTiles) {
-  HbmTimeline hbm(100.0);
-  // 8 tiles each wanting 100 B/cycle for 1000 cycles share 100 B/cycle: together
-  // they need 8000 cycles, and no window holds more than its capacity.
-  uint64_t last = 0;
-  for (int i = 0; i < 8; ++i) last = std::max(last, hbm.Book(0, 1000, 100000));
-  EXPECT_GE(last, 8000u);
-  EXPECT_LE(last, 8000u + HbmTimeline::kWindowCycles);
-  for (uint64_t c = 0; c < last; c += HbmTimeline::kWindowCycles) {
-    EXPECT_LE(hbm.BookedAt(c), hbm.window_capacity() * (1 + 1e-9)) << "window at cycle " << c;
-  }
-}
-
-TEST(HbmTimelineTest, ForgettingOldWindowsKeepsLaterBookings) {
-  HbmTimeline hbm(10.0);
-  hbm.Book(0, 100, 100000);
-  const double booked = hbm.BookedAt(5000);
-  hbm.ForgetBefore(4096);
-  EXPECT_DOUBLE_EQ(hbm.BookedAt(5000), booked);
-  EXPECT_EQ(hbm.BookedAt(0), 0.0);
-}
 
 TEST(L2CacheTest, LeastRecentlyUsedSlicesAreEvicted) {
   L2Cache l2(300);
