@@ -11,7 +11,7 @@
 #include "npu/v1/runtime.pb.h"
 #include "server/device/device.h"
 #include "server/device/device_preset.h"
-#include "server/graph/executor.h"
+#include "server/graph/runner.h"
 #include "server/graph/plan.h"
 #include "server/rpc/run_binding.h"
 #include "server/rpc/tensor_store.h"
@@ -48,14 +48,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!plan.ok()) return 0;
   auto binding = npu::rpc::BindRun(**plan, req, "", world->device, world->store);
   if (!binding.ok()) return 0;
-  uint64_t bytes = 0;
-  for (const auto& v : (*plan)->values) bytes += v.type.bytes();
-  if (bytes > kMaxExecutedBytes) return 0;
-  npu::graph::ExecOptions options{true, true, world->device.id()};
-  absl::Status run_status;
-  absl::Status exec_status = world->device.Execute([&](npu::device::DeviceSession& session) {
-    run_status = npu::graph::ExecutePlan(**plan, std::move(binding->inputs), options, session).status();
-  });
-  (void)exec_status;
+  if ((*plan)->value_bytes > kMaxExecutedBytes) return 0;
+  // The same entry point the server's Run takes.
+  auto result = npu::graph::RunPlan(*plan, std::move(binding->inputs), npu::graph::ExecOptions{true, true, ""},
+                                    world->device);
+  (void)result;
   return 0;
 }

@@ -18,17 +18,19 @@ void PrintStats(const npu::v1::ServerStats& stats, std::ostream& out) {
   if (stats.devices().empty()) return;
   using Align = TextTable::Align;
   TextTable table({"DEVICE", "RUNS", "QUEUE", "TIMELINE CYCLES", "CUBE", "VECTOR", "SCALAR", "MTE1",
-                   "MTE2", "MTE3", "FIXPIPE", "MEMORY USED"},
+                   "MTE2", "MTE3", "FIXPIPE", "MEMORY USED", "HELD"},
                   {Align::kLeft, Align::kRight, Align::kRight, Align::kRight, Align::kRight,
                    Align::kRight, Align::kRight, Align::kRight, Align::kRight, Align::kRight,
-                   Align::kRight, Align::kRight});
+                   Align::kRight, Align::kRight, Align::kRight});
   for (const npu::v1::DeviceStats& device : stats.devices()) {
     const npu::v1::UnitUtilization& use = device.utilization();
     table.AddRow({device.device(), absl::StrCat(device.runs()), absl::StrCat(device.queue_depth()),
                   absl::StrCat(device.timeline_cycles()), Percent(use.cube()),
                   Percent(use.vector()), Percent(use.scalar()), Percent(use.mte1()),
                   Percent(use.mte2()), Percent(use.mte3()), Percent(use.fixpipe()),
-                  FormatBytes(device.memory_used_bytes())});
+                  FormatBytes(device.memory_used_bytes()),
+                  device.wedged() ? absl::StrFormat("%.1f s WEDGED", device.held_s())
+                                  : absl::StrFormat("%.1f s", device.held_s())});
   }
   table.Print(out);
 }

@@ -1,5 +1,7 @@
 #include "server/device/device.h"
 
+#include <future>
+
 #include "absl/strings/str_cat.h"
 
 namespace npu::device {
@@ -7,6 +9,7 @@ namespace npu::device {
 Device::Device(int index, DevicePreset preset, const DeviceOptions& options)
     : id_(absl::StrCat("npu:", index)),
       preset_(std::move(preset)),
+      arena_keep_bytes_(options.arena_keep_bytes),
       pool_(preset_),
       core_count_(static_cast<int>(pool_.cores().size())),
       executor_(options.max_queue, options.omp_threads, options.cpu_affinity) {}
@@ -25,20 +28,38 @@ absl::Status Device::ReserveMemory(uint64_t bytes) {
 
 void Device::ReleaseMemory(uint64_t bytes) { memory_used_.fetch_sub(bytes); }
 
-absl::Status Device::Execute(const std::function<void(DeviceSession&)>& job, const DeviceExecutor::GaveUp& gave_up,
-                             bool small) {
+void Device::Submit(Job job, std::shared_ptr<CancelToken> cancel, bool small,
+                    std::function<void(absl::Status)> done) {
+  if (cancel == nullptr) cancel = std::make_shared<CancelToken>();  // jobs always have a flag to read
   const uint64_t arrival = completed_horizon_.load();
-  std::atomic<bool> cancel{false};
-  return executor_.RunSync([&] {
-    DeviceSession session{pool_, preset_, arrival, &cancel};
+  const std::atomic<bool>* flag = cancel->flag();
+  auto run = [this, job = std::move(job), arrival, flag] {
+    DeviceSession session{pool_, preset_, arrival, flag, &arena_};
+    // Whatever the job does, the device's books are closed before it is released.
+    struct CloseBooks {
+      Device* d;
+      ~CloseBooks() { d->CloseRun(); }
+    } close{this};
     job(session);
-    completed_horizon_.store(pool_.horizon());
-    runs_.fetch_add(1);
-    std::lock_guard<std::mutex> lock(stats_mu_);
-    stats_horizon_ = pool_.horizon();
-    stats_busy_ = UnitCycles{};
-    for (const auto& c : pool_.cores()) stats_busy_ += c.busy;
-  }, gave_up, &cancel, small);
+  };
+  executor_.Submit(DeviceExecutor::Job{std::move(run), std::move(done), std::move(cancel), small});
+}
+
+void Device::CloseRun() {
+  arena_.Trim(arena_keep_bytes_);
+  completed_horizon_.store(pool_.horizon());
+  runs_.fetch_add(1);
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  stats_horizon_ = pool_.horizon();
+  stats_busy_ = UnitCycles{};
+  for (const auto& c : pool_.cores()) stats_busy_ += c.busy;
+}
+
+absl::Status Device::Execute(const Job& job, std::shared_ptr<CancelToken> cancel, bool small) {
+  std::promise<absl::Status> finished;
+  std::future<absl::Status> result = finished.get_future();
+  Submit(job, std::move(cancel), small, [&finished](absl::Status s) { finished.set_value(std::move(s)); });
+  return result.get();
 }
 
 DeviceStatsSnapshot Device::Stats() const {
@@ -47,6 +68,7 @@ DeviceStatsSnapshot Device::Stats() const {
   s.queue_depth = executor_.queue_depth();
   s.memory_used = memory_used_.load();
   s.cores = core_count_;
+  s.held_for = executor_.held_for();
   std::lock_guard<std::mutex> lock(stats_mu_);
   s.timeline_cycles = stats_horizon_;
   s.busy = stats_busy_;

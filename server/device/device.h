@@ -3,6 +3,8 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <memory>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -13,12 +15,14 @@
 #include "server/device/core_pool.h"
 #include "server/device/device_executor.h"
 #include "server/device/device_preset.h"
+#include "server/device/run_arena.h"
 
 namespace npu::device {
 
 struct DeviceOptions {
   int omp_threads = 0;     // host threads for compute; 0 = OpenMP default
   size_t max_queue = 64;   // runs waiting beyond this are refused
+  uint64_t arena_keep_bytes = uint64_t{256} << 20;  // a run arena above this is freed after its run
   std::vector<int> cpu_affinity;  // pin the compute threads to these host CPUs (cpu_affinity.h); empty = no pinning
 };
 
@@ -29,6 +33,7 @@ struct DeviceStatsSnapshot {
   UnitCycles busy;  // summed over cores
   int cores = 0;
   uint64_t memory_used = 0;
+  std::chrono::nanoseconds held_for{0};  // how long the running job has held the device; 0 when idle
 };
 
 // Handed to a job running on the device.
@@ -38,6 +43,7 @@ struct DeviceSession {
   uint64_t arrival_cycle;  // modeled cycle the run arrived at (see Device::Execute)
   // Set once the run's caller gave up; jobs check it between nodes, kernels between tiles.
   const std::atomic<bool>* cancel = nullptr;
+  RunArena* arena = nullptr;  // the device's block for a run's intermediates (run_arena.h)
 };
 
 class Device {
@@ -52,24 +58,30 @@ class Device {
   void ReleaseMemory(uint64_t bytes);
   uint64_t memory_used() const { return memory_used_.load(); }
 
-  // Runs `job` on the device's executor thread, which owns the core pool. A
-  // run arrives at the modeled cycle where the runs finished before it was
+  // Runs `job` on the device (DeviceExecutor::Submit: small jobs may run on
+  // the calling thread) and calls `done` once, after the device is released.
+  // A run arrives at the modeled cycle where the runs finished before it was
   // submitted ended, so runs that overlap in real time queue in modeled time.
-  // With `gave_up` (see DeviceExecutor::RunSync) a run whose caller gives up is
-  // skipped while queued or told to stop through DeviceSession::cancel.
-  // `small` lets a tiny run execute on the calling thread when the device is idle.
-  absl::Status Execute(const std::function<void(DeviceSession&)>& job,
-                       const DeviceExecutor::GaveUp& gave_up = nullptr, bool small = false);
+  // `cancel` (optional) drops the job while it is queued and is the flag the
+  // job sees in DeviceSession::cancel while it runs.
+  using Job = std::function<void(DeviceSession&)>;
+  void Submit(Job job, std::shared_ptr<CancelToken> cancel, bool small, std::function<void(absl::Status)> done);
+  // Submit and wait.
+  absl::Status Execute(const Job& job, std::shared_ptr<CancelToken> cancel = nullptr, bool small = false);
 
   DeviceStatsSnapshot Stats() const;
 
  private:
+  void CloseRun();  // after each job, still holding the device
+
   const std::string id_;
   const DevicePreset preset_;
   std::atomic<uint64_t> memory_used_{0};
   std::atomic<uint64_t> completed_horizon_{0};
   std::atomic<uint64_t> runs_{0};
-  CorePool pool_;  // touched only on the executor thread
+  const uint64_t arena_keep_bytes_;
+  CorePool pool_;   // touched only by the job holding the device
+  RunArena arena_;  // likewise
   const int core_count_;
   mutable std::mutex stats_mu_;  // guards the copies below, refreshed after each run
   uint64_t stats_horizon_ = 0;

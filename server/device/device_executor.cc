@@ -1,8 +1,10 @@
 #include "server/device/device_executor.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
+#include <exception>
+#include <future>
+#include <new>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -11,9 +13,27 @@
 
 namespace npu::device {
 namespace {
-// How often a waiting caller asks whether its client gave up: short, so a job
-// that is already done returns at once, and a deadline is noticed within a few ms.
-constexpr auto kPoll = std::chrono::milliseconds(2);
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// The last line of defence: what a job throws becomes its status. (The graph
+// executor already turns an op's exception into a status naming the node.)
+absl::Status RunCatching(const std::function<void()>& run) {
+  try {
+    run();
+    return absl::OkStatus();
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError("the host ran out of memory while the device ran the job");
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("the device job failed: ", e.what()));
+  } catch (...) {
+    return absl::InternalError("the device job failed with an unknown exception");
+  }
+}
+
 }  // namespace
 
 DeviceExecutor::DeviceExecutor(size_t max_queue, int omp_threads, std::vector<int> cpus)
@@ -22,114 +42,107 @@ DeviceExecutor::DeviceExecutor(size_t max_queue, int omp_threads, std::vector<in
 
 DeviceExecutor::~DeviceExecutor() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_.store(true);
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   worker_.join();
 }
 
-absl::Status DeviceExecutor::Admit() {
-  if (stopping_.load()) return absl::UnavailableError("device is shutting down");
-  size_t n = waiting_.load();
-  do {
-    if (n >= max_queue_) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("device queue is full (", max_queue_, " runs waiting); retry later"));
-    }
-  } while (!waiting_.compare_exchange_weak(n, n + 1));
-  return absl::OkStatus();
-}
-
-absl::Status DeviceExecutor::RunSync(std::function<void()> job, const GaveUp& gave_up, std::atomic<bool>* cancel,
-                                     bool small) {
-  // Asked only of jobs worth stopping: with the sync API, IsCancelled polls the
-  // call's completion queue, which costs more than a small job.
-  if (gave_up && !small) {
-    if (absl::Status s = gave_up(); !s.ok()) return s;
-  }
-  if (absl::Status s = Admit(); !s.ok()) return s;
-  return small ? RunOnCaller(job, gave_up) : RunOnWorker(std::move(job), gave_up, cancel);
-}
-
-bool DeviceExecutor::TryHoldFor(std::chrono::milliseconds wait) {
-  std::unique_lock<std::mutex> lock(hold_mu_);
-  if (!freed_.wait_for(lock, wait, [this] { return !held_; })) return false;
+bool DeviceExecutor::TryHold() {
+  MutexLock lock(&hold_mu_);
+  if (held_) return false;
   held_ = true;
+  held_since_ns_.store(NowNs());
   return true;
 }
 
 void DeviceExecutor::Hold() {
-  std::unique_lock<std::mutex> lock(hold_mu_);
-  freed_.wait(lock, [this] { return !held_; });
+  MutexLock lock(&hold_mu_);
+  while (held_) freed_.Wait(&hold_mu_);
   held_ = true;
+  held_since_ns_.store(NowNs());
 }
 
 void DeviceExecutor::Release() {
   {
-    std::lock_guard<std::mutex> lock(hold_mu_);
+    MutexLock lock(&hold_mu_);
     held_ = false;
+    held_since_ns_.store(0);
   }
-  freed_.notify_one();
+  freed_.Signal();
 }
 
-absl::Status DeviceExecutor::RunOnCaller(const std::function<void()>& job, const GaveUp& gave_up) {
-  while (!TryHoldFor(kPoll)) {
-    absl::Status abandoned = gave_up ? gave_up() : absl::OkStatus();
-    if (abandoned.ok() && stopping_.load()) abandoned = absl::UnavailableError("device is shutting down");
-    if (!abandoned.ok()) {
-      waiting_.fetch_sub(1);
-      return abandoned;
+std::chrono::nanoseconds DeviceExecutor::held_for() const {
+  const int64_t since = held_since_ns_.load();
+  return std::chrono::nanoseconds(since == 0 ? 0 : std::max<int64_t>(0, NowNs() - since));
+}
+
+void DeviceExecutor::RunHeld(Job& job) {
+  absl::Status s = RunCatching(job.run);
+  Release();
+  job.done(std::move(s));
+}
+
+void DeviceExecutor::Submit(Job job) {
+  if (stopping_.load()) return job.done(absl::UnavailableError("device is shutting down"));
+  if (job.cancel != nullptr && job.cancel->cancelled()) return job.done(job.cancel->reason());
+  if (job.small && TryHold()) {
+    // One thread: a parallel region here must not start a second OpenMP team
+    // beside the worker's (per-thread ICV, set once per calling thread).
+    thread_local bool single_threaded = (omp_set_num_threads(1), true);
+    (void)single_threaded;
+    return RunHeld(job);
+  }
+  size_t n = waiting_.load();
+  do {
+    if (n >= max_queue_) {
+      return job.done(absl::ResourceExhaustedError(
+          absl::StrCat("device queue is full (", max_queue_, " runs waiting); retry later")));
     }
+  } while (!waiting_.compare_exchange_weak(n, n + 1));
+
+  // The hook goes in before the job is queued: a token that fires in between
+  // finds nothing to drop, and the worker drops the job when it comes to it.
+  const uint64_t id = next_id_.fetch_add(1);
+  std::shared_ptr<CancelToken> cancel = job.cancel;
+  if (cancel != nullptr && !cancel->SetHook([this, id] { DropQueued(id); })) {
+    waiting_.fetch_sub(1);
+    return job.done(cancel->reason());
+  }
+  {
+    MutexLock lock(&mu_);
+    if (!stopping_.load()) {
+      queue_.push_back(std::make_unique<Queued>(Queued{id, std::move(job)}));
+      cv_.Signal();  // under the lock: once the queue drains the executor may go
+      return;
+    }
+  }
+  if (cancel != nullptr) cancel->ClearHook();
+  waiting_.fetch_sub(1);
+  job.done(absl::UnavailableError("device is shutting down"));
+}
+
+void DeviceExecutor::DropQueued(uint64_t id) {
+  std::unique_ptr<Queued> dropped;
+  {
+    MutexLock lock(&mu_);
+    auto it = std::find_if(queue_.begin(), queue_.end(), [id](const auto& q) { return q->id == id; });
+    if (it == queue_.end()) return;  // the worker took it already
+    dropped = std::move(*it);
+    queue_.erase(it);
   }
   waiting_.fetch_sub(1);
-  // One thread: a parallel region here must not start a second OpenMP team
-  // beside the worker's (per-thread ICV, set once per calling thread).
-  thread_local bool single_threaded = (omp_set_num_threads(1), true);
-  (void)single_threaded;
-  job();
-  Release();
-  return absl::OkStatus();
+  dropped->job.done(dropped->job.cancel->reason());
 }
 
-absl::Status DeviceExecutor::RunOnWorker(std::function<void()> job, const GaveUp& gave_up,
-                                         std::atomic<bool>* cancel) {
-  std::packaged_task<void()> task(std::move(job));
-  std::future<void> done = task.get_future();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_.load()) {
-      waiting_.fetch_sub(1);
-      return absl::UnavailableError("device is shutting down");
-    }
-    queue_.push_back(&task);
-    cv_.notify_one();  // under the lock: once the job is done the executor may go
-  }
-  if (!gave_up) {
-    done.get();
-    return absl::OkStatus();
-  }
-  absl::Status abandoned;
-  while (done.wait_for(kPoll) != std::future_status::ready) {
-    abandoned = gave_up();
-    if (abandoned.ok()) continue;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = std::find(queue_.begin(), queue_.end(), &task);
-      if (it != queue_.end()) {
-        queue_.erase(it);  // never started: skip it
-        waiting_.fetch_sub(1);
-        return abandoned;
-      }
-    }
-    if (cancel != nullptr) cancel->store(true);
-    break;
-  }
-  done.get();
-  return abandoned;
+absl::Status DeviceExecutor::RunSync(std::function<void()> run, std::shared_ptr<CancelToken> cancel, bool small) {
+  std::promise<absl::Status> finished;
+  std::future<absl::Status> result = finished.get_future();
+  Submit(Job{std::move(run), [&finished](absl::Status s) { finished.set_value(std::move(s)); }, std::move(cancel),
+             small});
+  return result.get();
 }
-
-size_t DeviceExecutor::queue_depth() const { return waiting_.load(); }
 
 void DeviceExecutor::WorkerLoop(int omp_threads, const std::vector<int>& cpus) {
   if (omp_threads > 0) omp_set_num_threads(omp_threads);  // per-thread ICV: set on this thread
@@ -137,18 +150,25 @@ void DeviceExecutor::WorkerLoop(int omp_threads, const std::vector<int>& cpus) {
     std::fprintf(stderr, "npu-server: %s; compute threads left unpinned\n", std::string(s.message()).c_str());
   }
   for (;;) {
-    std::packaged_task<void()>* task;
+    std::unique_ptr<Queued> next;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopping_.load() || !queue_.empty(); });
+      MutexLock lock(&mu_);
+      while (!stopping_.load() && queue_.empty()) cv_.Wait(&mu_);
       if (queue_.empty()) return;  // stopping and drained
-      task = queue_.front();
+      next = std::move(queue_.front());
       queue_.pop_front();
     }
-    Hold();
     waiting_.fetch_sub(1);
-    (*task)();  // its caller waits on the future, so the task lives until this returns
-    Release();
+    Job& job = next->job;
+    if (job.cancel != nullptr) {
+      job.cancel->ClearHook();  // from here on the token's hook cannot reach this job
+      if (job.cancel->cancelled()) {
+        job.done(job.cancel->reason());
+        continue;
+      }
+    }
+    Hold();
+    RunHeld(job);
   }
 }
 

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <chrono>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "server/device/cost_model.h"
+#include "server/graph/guarded_call.h"
 #include "server/graph/node_error.h"
 
 namespace npu::graph {
@@ -46,12 +49,29 @@ void RecordNode(const PlanNode& pn, const device::OpWork& work, const device::Sc
   }
 }
 
+// The buffer a node's output is written to, per the plan's storage.
+HostTensor OutputBuffer(const PlanValue& v, std::byte* arena, bool debug) {
+  switch (v.storage) {
+    case ValueStorage::kView:
+      return HostTensor(v.type, nullptr, nullptr);  // the aliasing op points it at its input
+    case ValueStorage::kArena:
+      if (!debug) return HostTensor(v.type, nullptr, arena + v.arena_offset);
+      [[fallthrough]];  // debug keeps every intermediate past the run: each its own buffer
+    default:
+      return HostTensor::Allocate(v.type);
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<ExecResult> ExecutePlan(const Plan& plan, std::vector<HostTensor> inputs, const ExecOptions& options,
                                        device::DeviceSession& session) {
   using Clock = std::chrono::steady_clock;
   const auto run_start = Clock::now();
+  if (inputs.size() != plan.inputs.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the plan takes ", plan.inputs.size(), " inputs, ", inputs.size(), " were bound"));
+  }
   std::vector<HostTensor> values(plan.values.size());
   std::vector<uint64_t> ready_at(plan.values.size(), session.arrival_cycle);
   for (size_t i = 0; i < plan.values.size(); ++i) {
@@ -60,6 +80,11 @@ absl::StatusOr<ExecResult> ExecutePlan(const Plan& plan, std::vector<HostTensor>
   for (size_t i = 0; i < plan.inputs.size(); ++i) values[plan.inputs[i]] = std::move(inputs[i]);
   std::vector<bool> is_output(plan.values.size(), false);
   for (int v : plan.outputs) is_output[v] = true;
+  std::byte* arena = nullptr;
+  if (plan.arena_bytes > 0 && !options.debug) {
+    if (session.arena == nullptr) return absl::InternalError("the device session has no run arena");
+    arena = session.arena->Reserve(plan.arena_bytes);
+  }
 
   ExecResult result;
   std::vector<device::UnitCycles> per_core(session.pool.cores().size());
@@ -79,10 +104,11 @@ absl::StatusOr<ExecResult> ExecutePlan(const Plan& plan, std::vector<HostTensor>
       ctx.inputs.push_back(v < 0 ? nullptr : &values[v]);
       if (v >= 0) ready = std::max(ready, ready_at[v]);
     }
-    for (int v : pn.outputs) ctx.outputs.push_back(HostTensor::Allocate(plan.values[v].type));
+    for (int v : pn.outputs) ctx.outputs.push_back(OutputBuffer(plan.values[v], arena, options.debug));
 
     const auto t0 = Clock::now();
-    if (auto s = pn.op->run(ctx); !s.ok()) {
+    if (auto s = GuardedCall(*pn.node, "running", [&] { return pn.op->run(ctx); }); !s.ok()) {
+      if (absl::StrContains(s.message(), NodeLabel(*pn.node))) return s;
       return absl::Status(s.code(), absl::StrCat(NodeLabel(*pn.node), ": ", s.message()));
     }
     const double host_us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
@@ -98,7 +124,8 @@ absl::StatusOr<ExecResult> ExecutePlan(const Plan& plan, std::vector<HostTensor>
       ready_at[v] = op.end;
       if (options.debug) result.intermediates.emplace_back(plan.values[v].name, values[v]);
     }
-    // Free what no later node reads (debug mode keeps references in intermediates).
+    // Drop references no later node reads; buffers of their own are freed now
+    // (debug mode keeps references in intermediates).
     for (int v : pn.inputs) {
       if (v >= 0 && plan.values[v].last_use == k && !is_output[v] && !plan.values[v].is_constant) {
         values[v] = HostTensor();
@@ -124,6 +151,7 @@ absl::StatusOr<ExecResult> ExecutePlan(const Plan& plan, std::vector<HostTensor>
     p.set_device_time_us(static_cast<double>(p.total_cycles()) / (session.preset.clock_hz / 1e6));
     p.set_queue_cycles(first_start == UINT64_MAX ? 0 : first_start - session.arrival_cycle);
     p.set_host_time_us(std::chrono::duration<double, std::micro>(Clock::now() - run_start).count());
+    p.set_arena_bytes(options.debug ? 0 : plan.arena_bytes);
     for (size_t c = 0; c < per_core.size(); ++c) {
       v1::CoreProfile* cp = p.add_cores();
       cp->set_core(static_cast<int>(c));

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -80,7 +81,7 @@ class OpRegistry {
   std::vector<const OpDef*> All() const;  // sorted by name
 
  private:
-  std::vector<OpDef> ops_;
+  std::deque<OpDef> ops_;  // a deque: registering more never moves the OpDefs plans point at
 };
 
 }  // namespace npu::graph

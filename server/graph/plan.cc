@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/graph/guarded_call.h"
 #include "server/graph/node_error.h"
 #include "server/graph/shape_math.h"
 
@@ -27,6 +28,8 @@ class PlanBuilder {
     if (auto s = SortAndInfer(); !s.ok()) return s;
     if (auto s = AddOutputs(); !s.ok()) return s;
     ComputeLastUses();
+    AssignStorage(*plan_);
+    for (const PlanValue& v : plan_->values) plan_->value_bytes += v.type.bytes();
     return std::shared_ptr<const Plan>(std::move(plan_));
   }
 
@@ -197,8 +200,18 @@ class PlanBuilder {
         return NodeError(*pn.node, "required input ", j, " is empty");
       }
     }
-    auto types = pn.op->infer(ctx);
-    if (!types.ok()) return types.status();
+    absl::StatusOr<std::vector<TensorType>> types = absl::InternalError("not inferred");
+    if (auto s = GuardedCall(*pn.node, "planning", [&] {
+          types = pn.op->infer(ctx);
+          return types.status();
+        });
+        !s.ok()) {
+      return s;
+    }
+    if (types->size() < pn.outputs.size()) {
+      return absl::InternalError(absl::StrCat(NodeLabel(*pn.node), ": inference gave ", types->size(),
+                                              " output types for ", pn.outputs.size(), " outputs"));
+    }
     pn.state = std::move(ctx.state);
     for (size_t j = 0; j < pn.outputs.size(); ++j) {
       const TensorType& t = (*types)[j];

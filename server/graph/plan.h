@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "npu/v1/graph.pb.h"
 #include "server/device/device_preset.h"
+#include "server/graph/arena_plan.h"
 #include "server/graph/host_tensor.h"
 #include "server/graph/op_registry.h"
 #include "server/graph/tensor_type.h"
@@ -22,6 +23,8 @@ struct PlanValue {
   HostTensor constant; // set for initializers
   bool is_constant = false;
   int last_use = -1;   // last node (in plan order) that reads it; -1 if none
+  ValueStorage storage = ValueStorage::kInput;  // where it lives during a run (arena_plan.h)
+  int64_t arena_offset = -1;                    // bytes into the run's arena, for kArena
 };
 
 struct PlanNode {
@@ -41,6 +44,8 @@ struct Plan {
   std::vector<PlanNode> nodes;             // topological order
   std::vector<int> inputs;                 // graph inputs, in declaration order
   std::vector<int> outputs;                // graph outputs, in declaration order
+  uint64_t arena_bytes = 0;                // one run's intermediates (arena_plan.h)
+  uint64_t value_bytes = 0;                // every value's bytes summed: what a run touches
 };
 
 struct PlanLimits {

@@ -65,6 +65,8 @@ grpc::Status DeviceServiceImpl::GetStats(grpc::ServerContext* ctx, const v1::Get
     ds->set_queue_depth(s.queue_depth);
     ds->set_timeline_cycles(s.timeline_cycles);
     ds->set_memory_used_bytes(s.memory_used);
+    ds->set_held_s(std::chrono::duration<double>(s.held_for).count());
+    ds->set_wedged(state_.Wedged(s));
     const uint64_t span = s.timeline_cycles * static_cast<uint64_t>(s.cores);
     auto* u = ds->mutable_utilization();
     u->set_cube(Ratio(s.busy.cube, span));

@@ -7,24 +7,51 @@
 
 namespace npu::rpc {
 
+absl::StatusOr<std::shared_ptr<const graph::Plan>> RegisteredGraph::PlanFor(const device::DevicePreset& preset,
+                                                                            const graph::PlanLimits& limits) {
+  std::shared_ptr<const v1::Graph> graph;
+  {
+    MutexLock lock(&mu_);
+    for (const auto& p : plans_) {
+      if (p->preset.name == preset.name) return p;
+    }
+    graph = plans_.front()->graph;
+  }
+  // Planned outside the lock (it may take a while); two first runs on a new
+  // preset may both plan, and the first to finish is kept.
+  auto plan = graph::BuildPlan(std::move(graph), preset, limits);
+  if (!plan.ok()) return plan.status();
+  MutexLock lock(&mu_);
+  for (const auto& p : plans_) {
+    if (p->preset.name == preset.name) return p;
+  }
+  plans_.push_back(*plan);
+  return *plan;
+}
+
 std::string GraphStore::Add(const std::string& tenant, std::shared_ptr<const graph::Plan> plan) {
   thread_local std::mt19937_64 rng{std::random_device{}()};
   const std::string id = absl::StrFormat("g-%016x%016x", rng(), rng());
-  std::lock_guard<std::mutex> lock(mu_);
-  plans_[tenant + '\0' + id] = std::move(plan);
+  auto entry = std::make_shared<RegisteredGraph>(std::move(plan));
+  MutexLock lock(&mu_);
+  graphs_[tenant + '\0' + id] = std::move(entry);
   return id;
 }
 
-absl::StatusOr<std::shared_ptr<const graph::Plan>> GraphStore::Get(const std::string& tenant, const std::string& id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = plans_.find(tenant + '\0' + id);
-  if (it == plans_.end()) return absl::NotFoundError(absl::StrCat("graph id \"", id, "\" not found"));
+absl::StatusOr<std::shared_ptr<RegisteredGraph>> GraphStore::Get(const std::string& tenant, const std::string& id) {
+  MutexLock lock(&mu_);
+  auto it = graphs_.find(tenant + '\0' + id);
+  if (it == graphs_.end()) return absl::NotFoundError(absl::StrCat("graph id \"", id, "\" not found"));
   return it->second;
 }
 
 absl::Status GraphStore::Remove(const std::string& tenant, const std::string& id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (plans_.erase(tenant + '\0' + id) == 0) return absl::NotFoundError(absl::StrCat("graph id \"", id, "\" not found"));
+  std::shared_ptr<RegisteredGraph> removed;  // destroyed after the lock is released
+  MutexLock lock(&mu_);
+  auto it = graphs_.find(tenant + '\0' + id);
+  if (it == graphs_.end()) return absl::NotFoundError(absl::StrCat("graph id \"", id, "\" not found"));
+  removed = std::move(it->second);
+  graphs_.erase(it);
   return absl::OkStatus();
 }
 

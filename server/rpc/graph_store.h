@@ -1,25 +1,42 @@
-// Registered graphs (validated plans) by id, per tenant.
+// Registered graphs by id, per tenant. A registered graph keeps its graph and
+// one plan per device preset it runs on (a plan's tiling and prepared state
+// are for one kind of device), built once, on registration or first use.
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/mutex.h"
+#include "server/device/device_preset.h"
 #include "server/graph/plan.h"
 
 namespace npu::rpc {
 
+class RegisteredGraph {
+ public:
+  explicit RegisteredGraph(std::shared_ptr<const graph::Plan> first) : plans_{std::move(first)} {}
+  // The plan for `preset`: the one built at registration, or built now from
+  // the same graph (and kept).
+  absl::StatusOr<std::shared_ptr<const graph::Plan>> PlanFor(const device::DevicePreset& preset,
+                                                             const graph::PlanLimits& limits);
+
+ private:
+  Mutex mu_;
+  std::vector<std::shared_ptr<const graph::Plan>> plans_ ABSL_GUARDED_BY(mu_);  // one per preset; [0] first
+};
+
 class GraphStore {
  public:
   std::string Add(const std::string& tenant, std::shared_ptr<const graph::Plan> plan);
-  absl::StatusOr<std::shared_ptr<const graph::Plan>> Get(const std::string& tenant, const std::string& id);
+  absl::StatusOr<std::shared_ptr<RegisteredGraph>> Get(const std::string& tenant, const std::string& id);
   absl::Status Remove(const std::string& tenant, const std::string& id);
 
  private:
-  std::mutex mu_;
-  std::unordered_map<std::string, std::shared_ptr<const graph::Plan>> plans_;  // by tenant '\0' id
+  Mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<RegisteredGraph>> graphs_ ABSL_GUARDED_BY(mu_);  // tenant '\0' id
 };
 
 }  // namespace npu::rpc

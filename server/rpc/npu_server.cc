@@ -1,5 +1,7 @@
 #include "server/rpc/npu_server.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -10,6 +12,7 @@
 #include <grpcpp/server_builder.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "server/rpc/parse_error_interceptor.h"
 
 namespace npu::rpc {
@@ -91,6 +94,7 @@ absl::StatusOr<std::unique_ptr<NpuServer>> NpuServer::Start(const ServerConfig& 
     return absl::UnavailableError(absl::StrCat("cannot listen on ", config.listen));
   }
   s->server_->GetHealthCheckService()->SetServingStatus(true);
+  if (config.limits.device_watchdog.count() > 0) s->watchdog_ = std::thread([p = s.get()] { p->WatchDevices(); });
   if (!config.metrics_listen.empty()) {
     auto metrics = MetricsHttpServer::Start(config.metrics_listen, s->state_);
     if (!metrics.ok()) return metrics.status();
@@ -117,7 +121,43 @@ bool NpuServer::Drain(std::chrono::milliseconds timeout) {
   return drained;
 }
 
+void NpuServer::WatchDevices() {
+  // Checked often enough that a wedge shows within a fraction of the bound.
+  const auto period = std::clamp<std::chrono::nanoseconds>(config_.limits.device_watchdog / 10,
+                                                           std::chrono::milliseconds(10), std::chrono::seconds(1));
+  bool was_wedged = false;
+  MutexLock lock(&watch_mu_);
+  while (!watch_stop_) {
+    std::string wedged;
+    for (const auto& d : state_.devices.devices()) {
+      const device::DeviceStatsSnapshot s = d->Stats();
+      if (state_.Wedged(s)) {
+        absl::StrAppend(&wedged, wedged.empty() ? "" : ", ", d->id(), " (held ",
+                        absl::FormatDuration(absl::FromChrono(s.held_for)), ")");
+      }
+    }
+    const bool is_wedged = !wedged.empty();
+    if (is_wedged != was_wedged && !state_.draining.load()) {
+      server_->GetHealthCheckService()->SetServingStatus(!is_wedged);
+      if (is_wedged) {
+        std::fprintf(stderr, "level=error msg=\"device watchdog: %s past --device_watchdog_s; health NOT_SERVING\"\n",
+                     wedged.c_str());
+      } else {
+        std::fprintf(stderr, "level=warn msg=\"device watchdog: every device released; health SERVING\"\n");
+      }
+      was_wedged = is_wedged;
+    }
+    watch_cv_.WaitFor(&watch_mu_, period);
+  }
+}
+
 void NpuServer::Shutdown() {
+  {
+    MutexLock lock(&watch_mu_);
+    watch_stop_ = true;
+  }
+  watch_cv_.SignalAll();
+  if (watchdog_.joinable()) watchdog_.join();
   if (server_ == nullptr) return;
   state_.draining.store(true);
   server_->GetHealthCheckService()->SetServingStatus(false);

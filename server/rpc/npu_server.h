@@ -5,10 +5,12 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include <grpcpp/server.h>
 
 #include "absl/status/statusor.h"
+#include "base/mutex.h"
 #include "server/rpc/device_service.h"
 #include "server/rpc/memory_service.h"
 #include "server/rpc/metrics_http.h"
@@ -66,6 +68,13 @@ class NpuServer {
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<MetricsHttpServer> metrics_;
   int port_ = 0;
+
+  // The watchdog: health follows the devices (NOT_SERVING while one is wedged).
+  void WatchDevices();
+  Mutex watch_mu_;
+  CondVar watch_cv_;
+  bool watch_stop_ ABSL_GUARDED_BY(watch_mu_) = false;
+  std::thread watchdog_;
 };
 
 }  // namespace npu::rpc

@@ -38,8 +38,10 @@ class ParseErrorInterceptor final : public grpc::experimental::Interceptor {
       complaint_ = std::move(last_parse_complaint);
       last_parse_complaint.clear();
     }
+    // gRPC answers INTERNAL (sync handlers) or UNIMPLEMENTED (callback handlers)
+    // with an empty message.
     if (parse_failed_ && methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS) &&
-        methods->GetSendStatus().error_code() == grpc::StatusCode::INTERNAL) {
+        !methods->GetSendStatus().ok()) {
       std::string message = absl::StrCat("the request to ", info_->method(), " is not a valid protobuf message");
       if (!complaint_.empty()) absl::StrAppend(&message, ": ", complaint_);
       methods->ModifySendStatus(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message));

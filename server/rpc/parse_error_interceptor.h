@@ -1,6 +1,6 @@
 // A request protobuf cannot parse (a proto3 string holding invalid UTF-8,
-// truncated or garbled bytes) is answered by gRPC itself with INTERNAL and an
-// empty message, which blames the server for the client's input. This server
+// truncated or garbled bytes) is answered by gRPC itself with INTERNAL (or, for a
+// callback-API method, UNIMPLEMENTED) and an empty message, which blames the server for the client's input. This server
 // interceptor turns that answer into INVALID_ARGUMENT naming the method and,
 // when protobuf said which, the field at fault.
 #pragma once

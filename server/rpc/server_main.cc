@@ -43,6 +43,8 @@ ABSL_FLAG(std::string, log_level, "warn",
 ABSL_FLAG(uint64_t, tenant_memory_quota_bytes, 0, "device memory each tenant may hold in handles; 0 = no quota");
 ABSL_FLAG(double, handle_idle_timeout_s, 0,
           "device memory handles unused for this long expire and free their memory; 0 = never");
+ABSL_FLAG(double, device_watchdog_s, 300,
+          "a device held this long by one run is reported wedged: health NOT_SERVING, npu stats shows it; 0 = off");
 ABSL_FLAG(double, drain_timeout_s, 30, "on SIGTERM, how long runs in flight may take to finish");
 ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain: serve TLS (with --tls_key)");
 ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
@@ -126,6 +128,8 @@ int main(int argc, char** argv) {
   config.limits.tenant_memory_quota_bytes = absl::GetFlag(FLAGS_tenant_memory_quota_bytes);
   config.limits.handle_idle_timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(
       std::chrono::duration<double>(std::max(0.0, absl::GetFlag(FLAGS_handle_idle_timeout_s))));
+  config.limits.device_watchdog = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::duration<double>(std::max(0.0, absl::GetFlag(FLAGS_device_watchdog_s))));
   config.tls = {absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key), absl::GetFlag(FLAGS_tls_client_ca)};
   config.auth_tokens_path = absl::GetFlag(FLAGS_auth_tokens);
   config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);

@@ -2,7 +2,7 @@
 
 namespace npu::rpc {
 
-absl::StatusOr<std::string> ServerState::TenantOf(const grpc::ServerContext& ctx) const {
+absl::StatusOr<std::string> ServerState::TenantOf(const grpc::ServerContextBase& ctx) const {
   if (auth == nullptr) return std::string();
   const auto& metadata = ctx.client_metadata();
   auto it = metadata.find("authorization");

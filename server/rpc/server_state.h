@@ -24,6 +24,9 @@ struct ServerLimits {
   uint64_t download_chunk_bytes = uint64_t{1} << 20;
   uint64_t tenant_memory_quota_bytes = 0;          // device memory per tenant; 0 = none
   std::chrono::nanoseconds handle_idle_timeout{0}; // 0 = handles never expire
+  // A device held longer than this by one run counts as wedged: health reports
+  // NOT_SERVING until it is released (0 = no watchdog).
+  std::chrono::nanoseconds device_watchdog{std::chrono::seconds(300)};
 };
 
 struct ServerCounters {
@@ -42,10 +45,15 @@ struct ServerState {
   // The tenant a call acts for. Without authentication every caller is the
   // anonymous tenant ""; with it, the tenant of the call's bearer token
   // (UNAUTHENTICATED when there is none or it is unknown).
-  absl::StatusOr<std::string> TenantOf(const grpc::ServerContext& ctx) const;
+  absl::StatusOr<std::string> TenantOf(const grpc::ServerContextBase& ctx) const;
 
   // UNAVAILABLE once the server drains (SIGTERM): new work goes elsewhere.
   absl::Status CheckAdmitting() const;
+
+  // True when `device` has been held past limits.device_watchdog.
+  bool Wedged(const device::DeviceStatsSnapshot& device) const {
+    return limits.device_watchdog.count() > 0 && device.held_for > limits.device_watchdog;
+  }
 
   graph::PlanLimits plan_limits() const { return {limits.max_graph_nodes, limits.max_tensor_bytes}; }
 

@@ -1,10 +1,13 @@
-// DeviceExecutor: one job at a time on a device, small jobs on the caller's
-// thread, a bounded number of waiters, and callers that give up while waiting.
+// DeviceExecutor: one job at a time on a device, small jobs on the submitting
+// thread when the device is free, a bounded queue, cancellation pushed through
+// a CancelToken, and jobs that throw leaving the device free.
 #include "server/device/device_executor.h"
 
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <new>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -60,7 +63,7 @@ TEST(DeviceExecutorTest, JobsNeverOverlapWhetherSmallOrNot) {
               ran.fetch_add(1);
               inside.fetch_sub(1);
             },
-            nullptr, nullptr, small);
+            nullptr, small);
         EXPECT_TRUE(s.ok()) << s;
       }
     });
@@ -71,24 +74,34 @@ TEST(DeviceExecutorTest, JobsNeverOverlapWhetherSmallOrNot) {
   EXPECT_EQ(ex.queue_depth(), 0u);
 }
 
-TEST(DeviceExecutorTest, SmallJobsRunOnTheCallerAndOthersOnTheWorker) {
+TEST(DeviceExecutorTest, SmallJobsRunOnTheCallerWhenTheDeviceIsFreeAndOthersOnTheWorker) {
   DeviceExecutor ex(8, 1);
-  std::thread::id small_ran_on, big_ran_on;
-  ASSERT_TRUE(ex.RunSync([&] { small_ran_on = std::this_thread::get_id(); }, nullptr, nullptr, true).ok());
-  ASSERT_TRUE(ex.RunSync([&] { big_ran_on = std::this_thread::get_id(); }, nullptr, nullptr, false).ok());
+  std::thread::id small_ran_on, big_ran_on, small_while_busy_ran_on;
+  ASSERT_TRUE(ex.RunSync([&] { small_ran_on = std::this_thread::get_id(); }, nullptr, true).ok());
+  ASSERT_TRUE(ex.RunSync([&] { big_ran_on = std::this_thread::get_id(); }, nullptr, false).ok());
   EXPECT_EQ(small_ran_on, std::this_thread::get_id());
   EXPECT_NE(big_ran_on, std::this_thread::get_id());
+
+  Blocker blocker(ex);  // a small job finding the device busy waits in the queue, not on its caller
+  auto waiting = std::async(std::launch::async, [&] {
+    return ex.RunSync([&] { small_while_busy_ran_on = std::this_thread::get_id(); }, nullptr, true);
+  });
+  WaitForDepth(ex, 1);
+  blocker.Release();
+  EXPECT_TRUE(blocker.Wait().ok());
+  EXPECT_TRUE(waiting.get().ok());
+  EXPECT_EQ(small_while_busy_ran_on, big_ran_on);
 }
 
-TEST(DeviceExecutorTest, WaitersBeyondTheBoundAreRefusedAtOnce) {
+TEST(DeviceExecutorTest, JobsBeyondTheBoundAreRefusedAtOnce) {
   DeviceExecutor ex(/*max_queue=*/2, 1);
   Blocker blocker(ex);
   auto queued_big = std::async(std::launch::async, [&] { return ex.RunSync([] {}); });
-  auto waiting_small = std::async(std::launch::async, [&] { return ex.RunSync([] {}, nullptr, nullptr, true); });
+  auto queued_small = std::async(std::launch::async, [&] { return ex.RunSync([] {}, nullptr, true); });
   WaitForDepth(ex, 2);
   bool ran = false;
   for (bool small : {false, true}) {
-    absl::Status refused = ex.RunSync([&] { ran = true; }, nullptr, nullptr, small);
+    absl::Status refused = ex.RunSync([&] { ran = true; }, nullptr, small);
     EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted) << "small=" << small;
     EXPECT_THAT(std::string(refused.message()), HasSubstr("queue is full (2 runs waiting)"));
   }
@@ -96,26 +109,22 @@ TEST(DeviceExecutorTest, WaitersBeyondTheBoundAreRefusedAtOnce) {
   blocker.Release();
   EXPECT_TRUE(blocker.Wait().ok());
   EXPECT_TRUE(queued_big.get().ok());
-  EXPECT_TRUE(waiting_small.get().ok());
+  EXPECT_TRUE(queued_small.get().ok());
   EXPECT_EQ(ex.queue_depth(), 0u);
 }
 
-TEST(DeviceExecutorTest, AWaitingCallerThatGivesUpIsDroppedWithoutRunning) {
+TEST(DeviceExecutorTest, AQueuedJobWhoseTokenFiresIsDroppedAtOnceWithoutRunning) {
   for (bool small : {false, true}) {
     DeviceExecutor ex(8, 1);
     Blocker blocker(ex);
-    std::atomic<bool> give_up{false};
+    auto cancel = std::make_shared<CancelToken>();
     bool ran = false;
-    auto waiter = std::async(std::launch::async, [&] {
-      return ex.RunSync(
-          [&] { ran = true; },
-          [&] { return give_up.load() ? absl::DeadlineExceededError("deadline passed") : absl::OkStatus(); }, nullptr,
-          small);
-    });
+    auto waiter = std::async(std::launch::async, [&] { return ex.RunSync([&] { ran = true; }, cancel, small); });
     WaitForDepth(ex, 1);
-    give_up = true;
-    absl::Status s = waiter.get();  // returns while the device is still held
+    cancel->Cancel(absl::DeadlineExceededError("deadline passed"));
+    absl::Status s = waiter.get();  // returns while the device is still held: nothing polled
     EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << "small=" << small;
+    EXPECT_EQ(s.message(), "deadline passed");
     EXPECT_EQ(ex.queue_depth(), 0u);
     blocker.Release();
     EXPECT_TRUE(blocker.Wait().ok());
@@ -123,24 +132,55 @@ TEST(DeviceExecutorTest, AWaitingCallerThatGivesUpIsDroppedWithoutRunning) {
   }
 }
 
-TEST(DeviceExecutorTest, ARunningJobIsToldToStopWhenItsCallerGivesUp) {
+TEST(DeviceExecutorTest, AJobWhoseTokenFiredBeforeSubmissionNeverRuns) {
   DeviceExecutor ex(8, 1);
-  std::atomic<bool> cancel{false};
-  std::atomic<bool> give_up{false};
+  auto cancel = std::make_shared<CancelToken>();
+  cancel->Cancel(absl::CancelledError("client went away"));
+  bool ran = false;
+  EXPECT_EQ(ex.RunSync([&] { ran = true; }, cancel).code(), absl::StatusCode::kCancelled);
+  EXPECT_FALSE(ran);
+}
+
+TEST(DeviceExecutorTest, ARunningJobSeesItsTokenFire) {
+  DeviceExecutor ex(8, 1);
+  auto cancel = std::make_shared<CancelToken>();
   std::atomic<bool> saw_cancel{false};
   auto run = std::async(std::launch::async, [&] {
-    return ex.RunSync(
-        [&] {
-          give_up = true;  // the caller gives up once the job has started
-          for (int i = 0; i < 10000 && !cancel.load(); ++i) std::this_thread::sleep_for(1ms);
-          saw_cancel = cancel.load();
-        },
-        [&] { return give_up.load() ? absl::CancelledError("client cancelled") : absl::OkStatus(); }, &cancel);
+    return ex.RunSync([&] {
+      std::thread([cancel] { cancel->Cancel(absl::CancelledError("stop")); }).detach();
+      for (int i = 0; i < 10000 && !cancel->flag()->load(); ++i) std::this_thread::sleep_for(1ms);
+      saw_cancel = cancel->flag()->load();
+    }, cancel);
   });
-  EXPECT_EQ(run.get().code(), absl::StatusCode::kCancelled);
+  EXPECT_TRUE(run.get().ok());  // the job itself decides what a stop means; it ran
   EXPECT_TRUE(saw_cancel.load());
-  // The device is free again.
   EXPECT_TRUE(ex.RunSync([] {}).ok());
+}
+
+TEST(DeviceExecutorTest, AJobThatThrowsFailsAloneAndTheDeviceIsFreeAgain) {
+  for (bool small : {false, true}) {
+    DeviceExecutor ex(8, 1);
+    absl::Status bad = ex.RunSync([] { throw std::runtime_error("kernel bug"); }, nullptr, small);
+    EXPECT_EQ(bad.code(), absl::StatusCode::kInternal) << "small=" << small;
+    EXPECT_THAT(std::string(bad.message()), HasSubstr("kernel bug"));
+    absl::Status oom = ex.RunSync([] { throw std::bad_alloc(); }, nullptr, small);
+    EXPECT_EQ(oom.code(), absl::StatusCode::kResourceExhausted) << "small=" << small;
+    EXPECT_EQ(ex.held_for(), std::chrono::nanoseconds(0));
+    bool ran = false;
+    EXPECT_TRUE(ex.RunSync([&] { ran = true; }, nullptr, !small).ok());
+    EXPECT_TRUE(ran);
+  }
+}
+
+TEST(DeviceExecutorTest, HeldForCountsWhileAJobHoldsTheDevice) {
+  DeviceExecutor ex(8, 1);
+  EXPECT_EQ(ex.held_for(), std::chrono::nanoseconds(0));
+  Blocker blocker(ex);
+  std::this_thread::sleep_for(20ms);
+  EXPECT_GE(ex.held_for(), std::chrono::milliseconds(20));
+  blocker.Release();
+  EXPECT_TRUE(blocker.Wait().ok());
+  EXPECT_EQ(ex.held_for(), std::chrono::nanoseconds(0));
 }
 
 TEST(DeviceExecutorTest, QueuedJobsFinishBeforeTheExecutorStops) {
@@ -158,6 +198,40 @@ TEST(DeviceExecutorTest, QueuedJobsFinishBeforeTheExecutorStops) {
   }  // the destructor drains the queue, then joins
   for (auto& r : runs) EXPECT_TRUE(r.get().ok());
   EXPECT_EQ(ran.load(), 3);
+}
+
+TEST(CancelTokenTest, TheFirstReasonWinsAndTheHookRunsOnce) {
+  CancelToken t;
+  int hooks = 0;
+  ASSERT_TRUE(t.SetHook([&] { ++hooks; }));
+  EXPECT_FALSE(t.cancelled());
+  EXPECT_TRUE(t.reason().ok());
+  t.Cancel(absl::DeadlineExceededError("first"));
+  t.Cancel(absl::CancelledError("second"));
+  EXPECT_TRUE(t.cancelled());
+  EXPECT_TRUE(t.flag()->load());
+  EXPECT_EQ(t.reason(), absl::DeadlineExceededError("first"));
+  EXPECT_EQ(hooks, 1);
+  EXPECT_FALSE(t.SetHook([&] { ++hooks; }));  // too late: the caller handles it
+  EXPECT_EQ(hooks, 1);
+}
+
+TEST(CancelTokenTest, ClearHookWaitsForARunningHook) {
+  CancelToken t;
+  std::promise<void> entered, leave;
+  std::atomic<bool> hook_done{false};
+  ASSERT_TRUE(t.SetHook([&] {
+    entered.set_value();
+    leave.get_future().wait();
+    hook_done = true;
+  }));
+  std::thread canceller([&] { t.Cancel(absl::CancelledError("x")); });
+  entered.get_future().wait();
+  auto cleared = std::async(std::launch::async, [&] { t.ClearHook(); return hook_done.load(); });
+  EXPECT_EQ(cleared.wait_for(50ms), std::future_status::timeout);
+  leave.set_value();
+  EXPECT_TRUE(cleared.get());
+  canceller.join();
 }
 
 }  // namespace

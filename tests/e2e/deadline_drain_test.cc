@@ -56,6 +56,27 @@ v1::RunRequest LongGemmRun(int64_t n, int matmuls) {
   return req;
 }
 
+// The stubs these tests use, on one channel to `server`.
+struct Stubs {
+  explicit Stubs(const ServerProcess& server)
+      : channel(TestChannel(server.target())),
+        runtime(v1::RuntimeService::NewStub(channel)),
+        devices(v1::DeviceService::NewStub(channel)),
+        memory(v1::MemoryService::NewStub(channel)),
+        health(grpc::health::v1::Health::NewStub(channel)) {}
+  // Health's answer: SERVING, NOT_SERVING, or UNKNOWN when the call failed (no server).
+  grpc::health::v1::HealthCheckResponse::ServingStatus Health() {
+    grpc::health::v1::HealthCheckResponse h;
+    grpc::Status s = health->Check(Ctx(std::chrono::seconds(2)).get(), {}, &h);
+    return s.ok() ? h.status() : grpc::health::v1::HealthCheckResponse::UNKNOWN;
+  }
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<v1::RuntimeService::Stub> runtime;
+  std::unique_ptr<v1::DeviceService::Stub> devices;
+  std::unique_ptr<v1::MemoryService::Stub> memory;
+  std::unique_ptr<grpc::health::v1::Health::Stub> health;
+};
+
 v1::ServerStats Stats(v1::DeviceService::Stub& devices) {
   v1::ServerStats stats;
   EXPECT_TRUE(devices.GetStats(Ctx().get(), {}, &stats).ok());
@@ -75,9 +96,9 @@ bool WaitFor(F done, std::chrono::milliseconds limit = 60s) {
 
 TEST(Deadlines, LargeGemmPastItsDeadlineIsStoppedAndFreesTheDevice) {
   ServerProcess server({"--log_level=warn"});
-  auto channel = TestChannel(server.target());
-  auto runtime = v1::RuntimeService::NewStub(channel);
-  auto devices = v1::DeviceService::NewStub(channel);
+  Stubs stubs(server);
+  auto& runtime = stubs.runtime;
+  auto& devices = stubs.devices;
 
   v1::RunResponse resp;
   grpc::Status st = runtime->Run(Ctx(50ms).get(), LongGemmRun(2048, 16), &resp);
@@ -94,7 +115,7 @@ TEST(Deadlines, LargeGemmPastItsDeadlineIsStoppedAndFreesTheDevice) {
   st = runtime->Run(Ctx().get(), AddRun(), &small);
   EXPECT_TRUE(st.ok()) << st.error_message();
   // No handle of the abandoned run was kept.
-  auto memory = v1::MemoryService::NewStub(channel);
+  auto& memory = stubs.memory;
   v1::ListHandlesResponse handles;
   ASSERT_TRUE(memory->List(Ctx().get(), {}, &handles).ok());
   EXPECT_EQ(handles.handles_size(), 0);
@@ -102,9 +123,9 @@ TEST(Deadlines, LargeGemmPastItsDeadlineIsStoppedAndFreesTheDevice) {
 
 TEST(Deadlines, CancelledCallIsStoppedAndQueuedOnesAreSkipped) {
   ServerProcess server({"--log_level=warn"});
-  auto channel = TestChannel(server.target());
-  auto runtime = v1::RuntimeService::NewStub(channel);
-  auto devices = v1::DeviceService::NewStub(channel);
+  Stubs stubs(server);
+  auto& runtime = stubs.runtime;
+  auto& devices = stubs.devices;
 
   // One long run occupies the device; three more queue behind it. All four
   // callers give up; the queued ones must never run.
@@ -131,13 +152,39 @@ TEST(Deadlines, CancelledCallIsStoppedAndQueuedOnesAreSkipped) {
   EXPECT_TRUE(st.ok()) << st.error_message();
 }
 
+// A run holding the device past --device_watchdog_s makes health NOT_SERVING
+// and npu stats say which device is wedged; both recover when it lets go.
+TEST(Watchdog, ADeviceHeldPastTheBoundIsReportedUntilReleased) {
+  ServerProcess server({"--log_level=warn", "--device_watchdog_s=0.2"});
+  Stubs stubs(server);
+  auto& runtime = stubs.runtime;
+  auto& devices = stubs.devices;
+  auto serving = [&] { return stubs.Health() == grpc::health::v1::HealthCheckResponse::SERVING; };
+  ASSERT_TRUE(serving());
+
+  grpc::ClientContext long_ctx;
+  std::thread caller([&] {
+    v1::RunResponse resp;
+    runtime->Run(&long_ctx, LongGemmRun(2048, 64), &resp);
+  });
+  ASSERT_TRUE(WaitFor([&] { return !serving(); }));
+  const v1::ServerStats stats = Stats(*devices);
+  ASSERT_EQ(stats.devices_size(), 1);
+  EXPECT_TRUE(stats.devices(0).wedged());
+  EXPECT_GT(stats.devices(0).held_s(), 0.2);
+
+  long_ctx.TryCancel();  // the run stops, the device is released
+  caller.join();
+  ASSERT_TRUE(WaitFor([&] { return serving(); }));
+  EXPECT_FALSE(Stats(*devices).devices(0).wedged());
+}
+
 TEST(Drain, SigtermFinishesRunsInFlightRefusesNewOnesAndExitsZero) {
   // A drain timeout far above the run's length, even under sanitizers (10x slower).
   ServerProcess server({"--log_level=warn", "--drain_timeout_s=600"});
-  auto channel = TestChannel(server.target());
-  auto runtime = v1::RuntimeService::NewStub(channel);
-  auto devices = v1::DeviceService::NewStub(channel);
-  auto health = grpc::health::v1::Health::NewStub(channel);
+  Stubs stubs(server);
+  auto& runtime = stubs.runtime;
+  auto& devices = stubs.devices;
 
   grpc::Status long_status;
   v1::RunResponse long_resp;
@@ -146,11 +193,7 @@ TEST(Drain, SigtermFinishesRunsInFlightRefusesNewOnesAndExitsZero) {
 
   ASSERT_EQ(kill(server.pid(), SIGTERM), 0);
   // Health turns NOT_SERVING (or the server is already gone).
-  EXPECT_TRUE(WaitFor([&] {
-    grpc::health::v1::HealthCheckResponse h;
-    grpc::Status s = health->Check(Ctx(2s).get(), {}, &h);
-    return !s.ok() || h.status() == grpc::health::v1::HealthCheckResponse::NOT_SERVING;
-  }));
+  EXPECT_TRUE(WaitFor([&] { return stubs.Health() != grpc::health::v1::HealthCheckResponse::SERVING; }));
   // A new run is refused: UNAVAILABLE from the draining server, or no server at all.
   v1::RunResponse refused;
   grpc::Status st = runtime->Run(Ctx(5s).get(), AddRun(), &refused);

@@ -19,7 +19,7 @@
 #include "tests/generated_dir.h"
 #include "kernels/fp16.h"
 #include "server/device/device.h"
-#include "server/graph/executor.h"
+#include "server/graph/runner.h"
 #include "server/graph/op_registry.h"
 #include "server/graph/plan.h"
 
@@ -134,11 +134,7 @@ std::string RunCase(const fs::path& dir) {
     if (!t.ok()) return std::string(t.status().message());
     inputs.push_back(*t);
   }
-  absl::StatusOr<ExecResult> result = absl::UnknownError("not run");
-  auto s = DeviceFor(meta.preset).Execute([&](device::DeviceSession& session) {
-    result = ExecutePlan(**plan, inputs, ExecOptions{}, session);
-  });
-  if (!s.ok()) return std::string(s.message());
+  absl::StatusOr<ExecResult> result = RunPlan(*plan, inputs, ExecOptions{}, DeviceFor(meta.preset));
   if (!result.ok()) return "run: " + std::string(result.status().message());
   auto it = ToleranceTable().find(meta.op);
   if (it == ToleranceTable().end()) return "no tolerance for " + meta.op;
