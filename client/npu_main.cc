@@ -114,7 +114,10 @@ int main(int argc, char** argv) {
 
   cli::LoadCommandArgs load_args;
   std::string load_concurrency = "1";
-  CLI::App* load = app.add_subcommand("load", "load-test a graph: latency percentiles and throughput");
+  std::string load_concurrency_range;
+  bool no_server_profile = false;
+  CLI::App* load = app.add_subcommand(
+      "load", "load-test a graph: throughput, latency percentiles, server time; a row per concurrency level");
   load->add_option("graph", load_args.graph_path, "graph as npu.v1.Graph JSON, or an ONNX model")
       ->type_name("GRAPH.json|MODEL.onnx")
       ->required();
@@ -122,14 +125,28 @@ int main(int argc, char** argv) {
                  "send the graph with every run instead of registering it (automatic for several servers)");
   load->add_option("--input,-i", load_args.inputs, "NAME=FILE.npy; inputs not given are random")
       ->allow_extra_args(false);
-  load->add_option("--concurrency,-c", load_concurrency, "concurrent callers per step, e.g. 1,4,16,64")
+  CLI::Option* levels =
+      load->add_option("--concurrency,-c", load_concurrency, "concurrent callers per step, e.g. 1,4,16,64")
+          ->capture_default_str();
+  load->add_option("--concurrency-range", load_concurrency_range,
+                   "steps START to END (inclusive) by STEP callers, e.g. 1:8:1 (perf_analyzer's)")
+      ->type_name("START:END:STEP")
+      ->excludes(levels);
+  load->add_option("--rate", load_args.rate, "fixed request rate per step, req/s (0 = closed loop)")
       ->capture_default_str();
-  load->add_option("--rate", load_args.rate, "fixed request rate per step, req/s (0 = as fast as possible)")
+  load->add_option("--requests,-n", load_args.requests, "measured requests per window")->capture_default_str();
+  load->add_option("--warmup", load_args.warmup, "unmeasured requests per step before the first window")
       ->capture_default_str();
-  load->add_option("--requests,-n", load_args.requests, "measured requests per step, at most")->capture_default_str();
+  load->add_option("--stability-percentage", load_args.stability_percentage,
+                   "repeat windows until the last 3 agree within P% in throughput and mean latency (0 = one window)")
+      ->capture_default_str();
+  load->add_option("--max-windows", load_args.max_windows, "with --stability-percentage: windows per step, at most")
+      ->capture_default_str();
   load->add_option("--duration", load_args.duration_s, "seconds per step, at most")->capture_default_str();
-  load->add_option("--warmup", load_args.warmup, "unmeasured requests per step")->capture_default_str();
-  load->add_option("--format", load_args.format, "table, json or csv")->capture_default_str();
+  load->add_flag("--no-server-profile", no_server_profile,
+                 "do not ask for the profile (the server ms and device us columns read nan)");
+  load->add_option("--format", load_args.format, "table, json (one object per line) or csv")
+      ->capture_default_str();
   load->add_option("--device", load_args.device, "npu:N")->capture_default_str();
   load->add_option("--seed", load_args.seed, "seed of the random inputs")->capture_default_str();
 
@@ -172,9 +189,12 @@ int main(int argc, char** argv) {
   } else if (*run) {
     status = cli::RunRunCommand(**client, run_args, std::cout, std::cerr);
   } else if (*load) {
-    absl::StatusOr<std::vector<int>> levels = cli::ParseConcurrencyList(load_concurrency);
+    absl::StatusOr<std::vector<int>> levels = load_concurrency_range.empty()
+                                                  ? cli::ParseConcurrencyList(load_concurrency)
+                                                  : cli::ParseConcurrencyRange(load_concurrency_range);
     if (!levels.ok()) return cli::ReportError(levels.status(), std::cerr);
     load_args.concurrency = *std::move(levels);
+    load_args.server_profile = !no_server_profile;
     load_args.progress = isatty(STDERR_FILENO) != 0;
     status = cli::RunLoadCommand(**client, load_args, std::cout, std::cerr);
   }

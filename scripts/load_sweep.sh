@@ -16,7 +16,7 @@ for bin in server/rpc/npu-server client/npu; do
 done
 
 port_file=$(mktemp)
-"$build/server/rpc/npu-server" --listen=127.0.0.1:0 --log_level=warn --max_queue=256 >"$port_file" \
+"$build/server/rpc/npu-server" --listen=127.0.0.1:0 --max-queue=256 >"$port_file" \
   2>"$out/server.log" &
 server=$!
 trap 'kill $server 2>/dev/null || true; wait $server 2>/dev/null || true; rm -f "$port_file"' EXIT
@@ -24,7 +24,7 @@ for _ in $(seq 100); do grep -q listening "$port_file" && break; sleep 0.1; done
 port=$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p' "$port_file" | head -1)
 
 "$build/client/npu" --target "127.0.0.1:$port" load "$graph" --concurrency "$levels" \
-  --requests "${REQUESTS:-500}" --duration "${DURATION:-20}" --warmup 20 --format csv | tee "$out/sweep.csv"
+  --requests "${REQUESTS:-500}" --duration "${DURATION:-20}" --warmup 100 --format csv | tee "$out/sweep.csv"
 
 /usr/bin/python3 - "$out/sweep.csv" "$out/sweep.png" "$(basename "$graph")" <<'PY'
 import csv, sys
@@ -34,7 +34,7 @@ import matplotlib.pyplot as plt
 rows = list(csv.DictReader(open(sys.argv[1])))
 c = [int(r["concurrency"]) for r in rows]
 fig, (lat, thr) = plt.subplots(1, 2, figsize=(11, 4))
-for key in ("p50_ms", "p90_ms", "p99_ms"):
+for key in ("p50_ms", "p90_ms", "p95_ms", "p99_ms"):
     lat.plot(c, [float(r[key]) for r in rows], marker="o", label=key.replace("_ms", ""))
 lat.set(xscale="log", yscale="log", xlabel="concurrent clients", ylabel="latency (ms)", title="Run latency")
 lat.legend()

@@ -2,17 +2,20 @@
 """Checks docker/: compose.yaml and every docker/k8s/*.yaml parse as YAML and
 have the structure deployment relies on (DESIGN.md 7, issue 7).
 
-Usage: manifests_test.py DOCKER_DIR   (exit status 0 = all checks passed)
-Needs python3-yaml (Debian). No container engine or cluster is contacted.
+Usage: manifests_test.py DOCKER_DIR [NPU_BIN]   (exit status 0 = all checks passed)
+Needs python3-yaml (Debian). No container engine or cluster is contacted. With
+NPU_BIN, the load jobs' options are checked against `npu load --help`.
 """
 import os
 import re
+import subprocess
 import sys
 import unittest
 
 import yaml
 
 DOCKER_DIR = None
+NPU_BIN = None
 GRPC_PORT = 50051
 
 
@@ -154,6 +157,37 @@ class Compose(unittest.TestCase):
         self.assertIn("npu-server", load.get("depends_on", {}))
 
 
+def load_arguments(cmd):
+    """What follows `load` in a command line, the graph path included."""
+    return cmd[cmd.index("load") + 1:]
+
+
+class LoadJobs(unittest.TestCase):
+    """The compose load service and the Kubernetes Job measure the same way."""
+
+    @classmethod
+    def setUpClass(cls):
+        load = load_all(os.path.join(DOCKER_DIR, "compose.yaml"))[0]["services"]["load"]
+        cls.compose = load_arguments(as_list(load.get("entrypoint", [])) + as_list(load.get("command", [])))
+        c = only(k8s_objects(), "Job")["spec"]["template"]["spec"]["containers"][0]
+        cls.k8s = load_arguments(as_list(c.get("command", [])) + as_list(c.get("args", [])))
+
+    def test_same_measurement(self):
+        self.assertEqual(self.compose, self.k8s)
+
+    def test_warmed_up_windows_and_rows_a_script_can_read(self):
+        for option in ("--warmup", "--stability-percentage", "--duration"):
+            self.assertIn(option, self.k8s)
+        self.assertEqual(self.k8s[self.k8s.index("--format") + 1], "csv")
+
+    def test_options_exist(self):
+        if not NPU_BIN:
+            self.skipTest("no npu binary given")
+        help_text = subprocess.run([NPU_BIN, "load", "--help"], capture_output=True, text=True, check=True).stdout
+        for option in (a for a in self.k8s if a.startswith("--")):
+            self.assertRegex(help_text, rf"(^|[\s,]){re.escape(option)}\b", f"`npu load` has no {option}")
+
+
 class Dockerfile(unittest.TestCase):
     def test_required_instructions(self):
         with open(os.path.join(DOCKER_DIR, "Dockerfile"), encoding="utf-8") as f:
@@ -195,7 +229,8 @@ class Dockerfile(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: manifests_test.py DOCKER_DIR")
+    if len(sys.argv) not in (2, 3):
+        sys.exit("usage: manifests_test.py DOCKER_DIR [NPU_BIN]")
+    NPU_BIN = sys.argv.pop(2) if len(sys.argv) == 3 else None
     DOCKER_DIR = sys.argv.pop(1)
     unittest.main(verbosity=2)

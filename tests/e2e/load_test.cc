@@ -1,11 +1,19 @@
-// `npu load` through its library entry points against real servers: bounded
-// steps, every request accounted for, and graphs sent inline behind a target
-// that names several replicas (a registered id lives on one replica only).
+// `npu load` through its library entry points against real servers: every
+// request accounted for, rows as steps end, server time from the profiles,
+// stability windows, bounded steps, and graphs sent inline behind a target
+// that names several replicas. Throughput consistency is in
+// tests/serial/load_throughput_test.cc (it runs alone).
+#include <chrono>
+#include <cmath>
+#include <functional>
 #include <sstream>
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
 #include "client/cli/load_command.h"
+#include "client/cli/load_report.h"
 #include "client/client.h"
 #include "tests/e2e/server_process.h"
 
@@ -13,6 +21,7 @@ namespace npu {
 namespace {
 
 using client::cli::LoadCommandArgs;
+using client::cli::LoadStep;
 
 LoadCommandArgs MlpArgs() {
   LoadCommandArgs args;
@@ -23,6 +32,23 @@ LoadCommandArgs MlpArgs() {
   args.warmup = 2;
   args.format = "json";
   return args;
+}
+
+// Runs `args`, one concurrency level, against a fresh server; the request as
+// sent in `request_out` when given.
+LoadStep OneStep(const LoadCommandArgs& args, v1::RunRequest* request_out = nullptr) {
+  testing::ServerProcess server;
+  auto c = client::Client::Connect(server.target());
+  EXPECT_TRUE(c.ok());
+  if (!c.ok()) return {};
+  auto request = client::cli::PrepareLoadRequest(**c, args);
+  EXPECT_TRUE(request.ok()) << request.status();
+  if (!request.ok()) return {};
+  if (request_out != nullptr) *request_out = *request;
+  auto steps = client::cli::RunLoad(**c, *request, args, std::cerr);
+  EXPECT_TRUE(steps.ok()) << steps.status();
+  EXPECT_EQ(steps.ok() ? steps->size() : 0, 1u);
+  return steps.ok() && steps->size() == 1 ? steps->front() : LoadStep{};
 }
 
 TEST(LoadCommand, OneServerRegistersOnceAndCountsEveryRequest) {
@@ -36,18 +62,94 @@ TEST(LoadCommand, OneServerRegistersOnceAndCountsEveryRequest) {
   EXPECT_FALSE(request->graph_id().empty());
   ASSERT_EQ(request->inputs_size(), 1);  // x, random of the declared type
   EXPECT_EQ(request->inputs(0).tensor().data().size(), 4u * 64u * 2u);
-  auto steps = client::cli::RunLoad(**c, *request, args, std::cerr);
+  EXPECT_TRUE(request->options().profile());
+  int rows_seen = 0;
+  auto steps = client::cli::RunLoad(**c, *request, args, std::cerr, [&](const LoadStep& s) {
+    EXPECT_EQ(s.concurrency, args.concurrency[rows_seen]) << "a row as each step ends, in order";
+    ++rows_seen;
+  });
   ASSERT_TRUE(steps.ok()) << steps.status();
   ASSERT_EQ(steps->size(), 2u);
+  EXPECT_EQ(rows_seen, 2);
   for (const auto& s : *steps) {
     EXPECT_EQ(s.ok, args.requests) << "concurrency " << s.concurrency;
-    EXPECT_TRUE(s.errors.empty());
-    EXPECT_LE(s.p50_ms, s.p99_ms);
+    EXPECT_EQ(s.errors, 0);
+    EXPECT_EQ(s.windows, 1);
+    EXPECT_FALSE(s.stable.has_value());
+    EXPECT_LE(s.p50_ms, s.p90_ms);
+    EXPECT_LE(s.p90_ms, s.p95_ms);
+    EXPECT_LE(s.p95_ms, s.p99_ms);
     EXPECT_LE(s.p99_ms, s.max_ms);
+    EXPECT_GT(s.elapsed_s, 0);
+    EXPECT_NEAR(s.throughput, s.ok / s.elapsed_s, 1e-9);
+    // From the profiles: the server's compute time and the modeled device time
+    // (615 cycles at 1000 MHz for this graph on ascend910, README).
+    EXPECT_GT(s.server_compute_ms, 0);
+    EXPECT_LT(s.server_compute_ms, s.mean_ms);
+    EXPECT_NEAR(s.device_compute_us, 0.615, 1e-7);  // kept as float per request
+    EXPECT_GE(s.device_queue_us, 0);
   }
-  std::ostringstream out;
-  ASSERT_TRUE(client::cli::PrintLoadReport(*steps, "csv", out).ok());
-  EXPECT_EQ(out.str().rfind("concurrency,rate,ok,", 0), 0u) << out.str();
+
+  // The CSV: a header, then one row of numbers per step.
+  std::ostringstream csv, notes;
+  client::cli::LoadReportWriter writer("csv", csv, notes);
+  for (const auto& s : *steps) writer.Write(s);
+  std::vector<std::string> lines = absl::StrSplit(csv.str(), '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 3u) << csv.str();
+  EXPECT_EQ(lines[0].rfind("concurrency,rate,ok,errors,elapsed_s,throughput,mean_ms,p50_ms,p90_ms,p95_ms,", 0), 0u);
+  for (size_t i = 1; i < lines.size(); ++i) {
+    for (absl::string_view cell : absl::StrSplit(lines[i], ',')) {
+      double v = 0;
+      EXPECT_TRUE(absl::SimpleAtod(cell, &v)) << "not a number: \"" << cell << "\" in " << lines[i];
+    }
+  }
+  EXPECT_TRUE(notes.str().empty()) << notes.str();
+}
+
+TEST(LoadCommand, WithoutProfilesServerColumnsAreNotMeasured) {
+  LoadCommandArgs args = MlpArgs();
+  args.concurrency = {2};
+  args.server_profile = false;
+  v1::RunRequest request;
+  const LoadStep s = OneStep(args, &request);
+  EXPECT_FALSE(request.options().profile());
+  EXPECT_EQ(s.ok, args.requests);
+  EXPECT_TRUE(std::isnan(s.server_compute_ms));
+  std::ostringstream json, notes;
+  client::cli::LoadReportWriter("json", json, notes).Write(s);
+  EXPECT_NE(json.str().find("\"server_compute_ms\": null"), std::string::npos) << json.str();
+  EXPECT_NE(json.str().find("\"errors\": 0,"), std::string::npos) << json.str();
+}
+
+TEST(LoadCommand, StabilityWindowsRunUntilTheLastThreeAgreeOrTheLimit) {
+  LoadCommandArgs args = MlpArgs();
+  args.concurrency = {2};
+  args.requests = 50;
+  args.stability_percentage = 50;
+  args.max_windows = 6;
+  const LoadStep s = OneStep(args);
+  ASSERT_TRUE(s.stable.has_value());
+  EXPECT_GE(s.windows, 3);
+  EXPECT_LE(s.windows, 6);
+  EXPECT_EQ(s.ok, 3 * args.requests) << "the row covers the last three windows";
+  EXPECT_FALSE(s.stopped_by_duration);
+}
+
+TEST(LoadCommand, DurationEndsAStepWhateverItsWindows) {
+  LoadCommandArgs args = MlpArgs();
+  args.concurrency = {2};
+  args.requests = 100000000;
+  args.duration_s = 0.3;
+  const auto start = std::chrono::steady_clock::now();
+  const LoadStep s = OneStep(args);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_TRUE(s.stopped_by_duration);
+  EXPECT_EQ(s.windows, 0);
+  EXPECT_GT(s.ok, 0) << "the partial window is reported";
+  EXPECT_LT(took, 10.0);
+  std::ostringstream out, notes;
+  client::cli::LoadReportWriter("table", out, notes).Write(s);
+  EXPECT_NE(notes.str().find("--duration ended the step"), std::string::npos) << notes.str();
 }
 
 TEST(LoadCommand, SeveralReplicasGetTheGraphInlineAndAllSucceed) {
@@ -57,10 +159,15 @@ TEST(LoadCommand, SeveralReplicasGetTheGraphInlineAndAllSucceed) {
   ASSERT_TRUE(c.ok());
   LoadCommandArgs args = MlpArgs();
   EXPECT_TRUE(client::cli::SendsGraphInline(**c, args));
-  std::ostringstream out;
-  ASSERT_TRUE(client::cli::RunLoadCommand(**c, args, out, std::cerr).ok());
-  EXPECT_EQ(out.str().find("\"errors\": {}"), out.str().find("\"errors\"")) << out.str();
-  EXPECT_EQ(out.str().find("NOT_FOUND"), std::string::npos) << out.str();
+  std::ostringstream out, notes;
+  ASSERT_TRUE(client::cli::RunLoadCommand(**c, args, out, notes).ok());
+  const std::vector<std::string> rows = absl::StrSplit(out.str(), '\n', absl::SkipEmpty());
+  ASSERT_EQ(rows.size(), 2u) << out.str();
+  for (const std::string& row : rows) {
+    EXPECT_NE(row.find("\"errors\": 0,"), std::string::npos) << row;
+    EXPECT_NE(row.find("\"ok\": 60,"), std::string::npos) << row;
+  }
+  EXPECT_EQ(notes.str().find("NOT_FOUND"), std::string::npos) << notes.str();
   // Both replicas served a share.
   for (auto* s : {&a, &b}) {
     auto one = client::Client::Connect(s->target());
@@ -72,16 +179,26 @@ TEST(LoadCommand, SeveralReplicasGetTheGraphInlineAndAllSucceed) {
 }
 
 TEST(LoadCommand, RefusesUnboundedOrMalformedLoads) {
-  EXPECT_FALSE(client::cli::ParseConcurrencyList("0").ok());
-  EXPECT_FALSE(client::cli::ParseConcurrencyList("1,x").ok());
   testing::ServerProcess server;
   auto c = client::Client::Connect(server.target());
   ASSERT_TRUE(c.ok());
   LoadCommandArgs args = MlpArgs();
-  args.duration_s = 0;
   auto request = client::cli::PrepareLoadRequest(**c, args);
   ASSERT_TRUE(request.ok());
-  EXPECT_FALSE(client::cli::RunLoad(**c, *request, args, std::cerr).ok());
+  for (auto change : std::vector<std::function<void(LoadCommandArgs&)>>{
+           [](LoadCommandArgs& a) { a.duration_s = 0; }, [](LoadCommandArgs& a) { a.requests = 0; },
+           [](LoadCommandArgs& a) { a.warmup = -1; }, [](LoadCommandArgs& a) { a.stability_percentage = 100; },
+           [](LoadCommandArgs& a) {
+             a.stability_percentage = 10;
+             a.max_windows = 2;
+           }}) {
+    LoadCommandArgs bad = args;
+    change(bad);
+    EXPECT_FALSE(client::cli::RunLoad(**c, *request, bad, std::cerr).ok());
+  }
+  std::ostringstream out;
+  args.format = "xml";
+  EXPECT_FALSE(client::cli::RunLoadCommand(**c, args, out, out).ok());
 }
 
 }  // namespace
