@@ -3,10 +3,15 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "server/graph/shape_math.h"
 
 namespace npu::graph {
 
 absl::StatusOr<Shape> BroadcastShapes(const Shape& a, const Shape& b) {
+  // Shapes from values (Expand's shape input) are unchecked: no negative dims.
+  for (const Shape* s : {&a, &b}) {
+    if (auto n = CheckedElements(*s, "broadcast"); !n.ok()) return n.status();
+  }
   const size_t rank = std::max(a.size(), b.size());
   Shape out(rank);
   for (size_t i = 0; i < rank; ++i) {
@@ -19,6 +24,7 @@ absl::StatusOr<Shape> BroadcastShapes(const Shape& a, const Shape& b) {
     }
     out[i] = da == 1 ? db : da;
   }
+  if (auto n = CheckedElements(out, "broadcast"); !n.ok()) return n.status();
   return out;
 }
 

@@ -33,6 +33,9 @@ struct InferContext {
   std::vector<const HostTensor*> constants;  // same length as inputs; nullptr when not constant
   NodeAttributes attrs{node};
   const device::DevicePreset* preset = nullptr;  // the device the plan is for; set by the planner
+  // The planner checks every output against this; a buffer an op sizes itself
+  // for its runs (Conv's img2col columns) is checked by the op's infer.
+  uint64_t max_tensor_bytes = UINT64_MAX;
   std::shared_ptr<const void> state;              // out: per-node state for the runs (see Prepare)
 
   template <typename T>
@@ -65,6 +68,9 @@ struct OpDef {
   device::TaskType task_type = device::TaskType::kAiVectorCore;
   std::vector<DataType> dtypes;           // accepted element types, for the docs
   int min_inputs = 1, max_inputs = 1;
+  // Inputs past min_inputs are optional (an empty name omits one) unless the op
+  // is variadic (Concat): then they are more of the same and none may be empty.
+  bool variadic = false;
   int num_outputs = 1;
   // >= 0: output 0 is a view of this input's bytes (Reshape, Identity, ...);
   // the run sets it and the planner keeps the input's buffer alive for it.

@@ -190,13 +190,13 @@ class PlanBuilder {
   }
 
   absl::Status Infer(PlanNode& pn) {
-    InferContext ctx{*pn.node, {}, {}, NodeAttributes(*pn.node), &plan_->preset, nullptr};
+    InferContext ctx{*pn.node, {}, {}, NodeAttributes(*pn.node), &plan_->preset, limits_.max_tensor_bytes, nullptr};
     for (int v : pn.inputs) {
       ctx.inputs.push_back(v < 0 ? nullptr : &plan_->values[v].type);
       ctx.constants.push_back(v >= 0 && plan_->values[v].is_constant ? &plan_->values[v].constant : nullptr);
     }
     for (int j = 0; j < static_cast<int>(ctx.inputs.size()); ++j) {
-      if (ctx.inputs[j] == nullptr && j < pn.op->min_inputs) {
+      if (ctx.inputs[j] == nullptr && (j < pn.op->min_inputs || pn.op->variadic)) {
         return NodeError(*pn.node, "required input ", j, " is empty");
       }
     }
@@ -213,12 +213,18 @@ class PlanBuilder {
                                               " output types for ", pn.outputs.size(), " outputs"));
     }
     pn.state = std::move(ctx.state);
+    if (types->size() < pn.outputs.size()) {
+      return absl::InternalError(absl::StrCat(NodeLabel(*pn.node), ": inferred ", types->size(), " output types for ",
+                                              pn.outputs.size(), " outputs"));
+    }
     for (size_t j = 0; j < pn.outputs.size(); ++j) {
       const TensorType& t = (*types)[j];
-      if (auto s = CheckBytes(t, NodeLabel(*pn.node) + " output \"" + plan_->values[pn.outputs[j]].name + "\"");
-          !s.ok()) {
-        return s;
+      const std::string what = absl::StrCat(NodeLabel(*pn.node), " output ", Quoted(plan_->values[pn.outputs[j]].name));
+      if (t.shape.size() > kMaxRank) {
+        return absl::InvalidArgumentError(absl::StrCat(what, ": rank ", t.shape.size(), " exceeds the maximum of ",
+                                                       kMaxRank));
       }
+      if (auto s = CheckBytes(t, what); !s.ok()) return s;
       plan_->values[pn.outputs[j]].type = t;
     }
     return absl::OkStatus();

@@ -1,5 +1,7 @@
 #include "server/graph/shape_math.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace npu::graph {
@@ -20,23 +22,45 @@ absl::StatusOr<int64_t> CheckedAdd(int64_t a, int64_t b, absl::string_view what)
   return r;
 }
 
-absl::StatusOr<int64_t> CheckedElements(const Shape& shape, absl::string_view what) {
-  int64_t n = 1;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": dimension ", i, " is negative (", shape[i], ")"));
+absl::StatusOr<int64_t> CheckedElements(absl::Span<const int64_t> dims, absl::string_view what) {
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": dimension ", i, " is negative (", dims[i], ")"));
     }
   }
-  for (size_t i = 0; i < shape.size(); ++i) {
-    const int64_t d = shape[i];
-    if (d == 0) return 0;  // an empty tensor, whatever the other dims
+  // The non-zero dims are bounded even in an empty tensor, so every partial
+  // product (strides, loops over outer dims) stays small.
+  int64_t n = 1;
+  bool empty = false;
+  for (int64_t d : dims) {
+    if (d == 0) {
+      empty = true;
+      continue;
+    }
     if (n > kMaxElements / d) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(what, ": shape ", ShapeToString(shape), " has more than ", kMaxElements, " elements"));
+      return absl::InvalidArgumentError(absl::StrCat(what, ": shape ", ShapeToString(Shape(dims.begin(), dims.end())),
+                                                     " has more than ", kMaxElements, " elements",
+                                                     std::find(dims.begin(), dims.end(), 0) != dims.end()
+                                                         ? " (counting only its non-zero dims)"
+                                                         : ""));
     }
     n *= d;
   }
-  return n;
+  return empty ? 0 : n;
+}
+
+absl::StatusOr<int64_t> CheckedExtentSum(absl::Span<const int64_t> extents, absl::string_view what) {
+  int64_t total = 0;
+  for (size_t i = 0; i < extents.size(); ++i) {
+    if (extents[i] < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": entry ", i, " is negative (", extents[i], ")"));
+    }
+    if (extents[i] > kMaxElements - total) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": the extents add up to more than ", kMaxElements));
+    }
+    total += extents[i];
+  }
+  return total;
 }
 
 absl::StatusOr<uint64_t> CheckedBytes(const TensorType& type, uint64_t max_bytes, absl::string_view what) {
@@ -51,11 +75,53 @@ absl::StatusOr<uint64_t> CheckedBytes(const TensorType& type, uint64_t max_bytes
 }
 
 absl::StatusOr<int64_t> CheckedAxis(int64_t axis, int64_t rank, absl::string_view what) {
-  if (rank <= 0 || axis < -rank || axis >= rank) {
-    return absl::InvalidArgumentError(absl::StrCat(what, " ", axis, " is out of range for rank ", rank,
-                                                   rank <= 0 ? " (a scalar has no axes)" : ""));
+  if (rank <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " = ", axis, " is out of range: the input is a scalar (rank 0), which has no axes"));
+  }
+  if (axis < -rank || axis >= rank) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " = ", axis, " is out of range for rank ", rank, " (valid: ", -rank, " to ", rank - 1, ")"));
   }
   return axis < 0 ? axis + rank : axis;
+}
+
+absl::StatusOr<std::vector<int64_t>> CheckedAxes(absl::Span<const int64_t> axes, int64_t rank,
+                                                 absl::string_view what) {
+  std::vector<int64_t> out;
+  out.reserve(axes.size());
+  for (int64_t a : axes) {
+    auto axis = CheckedAxis(a, rank, what);
+    if (!axis.ok()) return axis.status();
+    if (std::find(out.begin(), out.end(), *axis) != out.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(what, " names axis ", *axis, " more than once"));
+    }
+    out.push_back(*axis);
+  }
+  return out;
+}
+
+absl::StatusOr<SliceRange> CheckedSlice(int64_t start, int64_t end, int64_t step, int64_t dim,
+                                        absl::string_view what) {
+  if (step == 0) return absl::InvalidArgumentError(absl::StrCat(what, ": step is 0"));
+  if (dim < 0) return absl::InvalidArgumentError(absl::StrCat(what, ": dimension ", dim, " is negative"));
+  // x < 0 and dim >= 0, so x + dim cannot overflow.
+  int64_t b = start < 0 ? start + dim : start;
+  int64_t e = end < 0 ? end + dim : end;
+  // |step| as unsigned: -INT64_MIN does not fit int64.
+  const uint64_t stride = step > 0 ? static_cast<uint64_t>(step) : uint64_t{0} - static_cast<uint64_t>(step);
+  SliceRange r;
+  if (step > 0) {
+    b = std::clamp<int64_t>(b, 0, dim);
+    e = std::clamp<int64_t>(e, 0, dim);
+    if (e > b) r.count = static_cast<int64_t>((static_cast<uint64_t>(e - b) - 1) / stride + 1);
+  } else if (dim > 0) {
+    b = std::clamp<int64_t>(b, 0, dim - 1);
+    e = std::clamp<int64_t>(e, -1, dim - 1);
+    if (b > e) r.count = static_cast<int64_t>((static_cast<uint64_t>(b - e) - 1) / stride + 1);
+  }
+  r.start = r.count > 0 ? b : 0;
+  return r;
 }
 
 absl::StatusOr<int64_t> CheckedWindowOutput(const WindowGeometry& g, absl::string_view what) {
@@ -65,22 +131,27 @@ absl::StatusOr<int64_t> CheckedWindowOutput(const WindowGeometry& g, absl::strin
   if (g.dilation < 1) return bad("dilation ", g.dilation, " must be >= 1");
   if (g.pad_begin < 0 || g.pad_end < 0) return bad("pads ", g.pad_begin, ", ", g.pad_end, " must be >= 0");
   if (g.input < 0) return bad("input extent ", g.input, " is negative");
-  // Every term below kMaxElements-sized dims, so the sums are checked once.
-  auto padded = CheckedAdd(g.input, g.pad_begin, what);
-  if (padded.ok()) padded = CheckedAdd(*padded, g.pad_end, what);
-  if (!padded.ok()) return padded.status();
-  auto span = CheckedMul(g.dilation, g.kernel - 1, what);
-  if (!span.ok()) return span.status();
-  const int64_t effective = *span + 1;  // span < INT64_MAX since kernel - 1 < INT64_MAX / dilation
-  if (effective > *padded) {
-    return bad("the kernel spans ", effective, " elements (kernel ", g.kernel, ", dilation ", g.dilation,
-               "), more than the padded input's ", *padded, " (input ", g.input, ", pads ", g.pad_begin, "+",
-               g.pad_end, ")");
+  // In 128 bits every term of torch's formula is exact for any int64 inputs.
+  using i128 = __int128;
+  const i128 padded = i128{g.input} + g.pad_begin + g.pad_end;
+  const i128 effective = i128{g.dilation} * (g.kernel - 1) + 1;
+  const i128 room = padded - effective;  // < 0: the kernel does not fit the padded input
+  const i128 s = g.stride;
+  // floor(room / s) and, for ceil_mode, ceil(room / s), rounding toward -inf as torch's div_rtn does.
+  i128 q = room / s;
+  const i128 rem = room % s;
+  if (rem < 0) --q;
+  i128 out = q + (g.ceil_mode && rem != 0 ? 1 : 0) + 1;
+  // A last window that would start in the end padding is dropped (torch; ONNX's reference since opset 19).
+  if (g.ceil_mode && out >= 1 && (out - 1) * s >= i128{g.input} + g.pad_begin) --out;
+  if (out < 1) {
+    return bad("the kernel spans ", static_cast<int64_t>(std::min<i128>(effective, INT64_MAX)), " elements (kernel ",
+               g.kernel, ", dilation ", g.dilation, "), more than the padded input's ",
+               static_cast<int64_t>(std::min<i128>(padded, INT64_MAX)), " (input ", g.input, ", pads ", g.pad_begin,
+               " + ", g.pad_end, ")");
   }
-  const int64_t room = *padded - effective;
-  const int64_t out = room / g.stride + (g.ceil_mode && room % g.stride != 0 ? 1 : 0) + 1;
-  if (out > kMaxElements) return bad("output extent ", out, " exceeds ", kMaxElements);
-  return out;
+  if (out > kMaxElements) return bad("output extent exceeds ", kMaxElements, " (pads ", g.pad_begin, " + ", g.pad_end, ")");
+  return static_cast<int64_t>(out);
 }
 
 }  // namespace npu::graph

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/graph/shape_math.h"
 
 namespace npu::graph {
 
@@ -30,7 +31,12 @@ int64_t TensorType::elements() const {
   return n;
 }
 
-std::string ShapeToString(const Shape& s) { return absl::StrCat("[", absl::StrJoin(s, ","), "]"); }
+std::string ShapeToString(const Shape& s) {
+  // Shapes from values (a Reshape target) can be long; a message shows the start.
+  constexpr size_t kShown = 2 * kMaxRank;
+  if (s.size() <= kShown) return absl::StrCat("[", absl::StrJoin(s, ","), "]");
+  return absl::StrCat("[", absl::StrJoin(s.begin(), s.begin() + kShown, ","), ",... (", s.size(), " dims)]");
+}
 
 std::string ToString(const TensorType& t) { return absl::StrCat(DataTypeName(t.dtype), ShapeToString(t.shape)); }
 
@@ -44,18 +50,7 @@ absl::StatusOr<TensorType> ValidateType(DataType dtype, const google::protobuf::
         absl::StrCat(what, ": rank ", shape.size(), " exceeds the maximum of ", kMaxRank));
   }
   TensorType t{dtype, Shape(shape.begin(), shape.end())};
-  int64_t n = 1;
-  for (int i = 0; i < shape.size(); ++i) {
-    const int64_t d = shape[i];
-    if (d < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": dimension ", i, " is negative (", d, ")"));
-    }
-    if (d != 0 && n > kMaxElements / d) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": shape ", ShapeToString(t.shape),
-                                                     " has more than ", kMaxElements, " elements"));
-    }
-    n *= d;
-  }
+  if (auto n = CheckedElements(t.shape, what); !n.ok()) return n.status();
   return t;
 }
 

@@ -28,7 +28,7 @@ struct TensorType {
   bool operator==(const TensorType&) const = default;
 };
 
-// "FLOAT16[4,8]"
+// "FLOAT16[4,8]"; a shape of more than 2 * kMaxRank dims shows only its first ones.
 std::string ToString(const TensorType& t);
 std::string ShapeToString(const Shape& s);
 
@@ -37,7 +37,7 @@ inline constexpr int kMaxRank = 8;
 inline constexpr int64_t kMaxElements = int64_t{1} << 40;
 
 // Checks a dtype and shape from the wire: known dtype, rank <= kMaxRank, dims
-// >= 0, element count and byte size within kMaxElements without overflow.
+// >= 0 and the element count within kMaxElements (CheckedElements).
 // `what` names the culprit in the message ("input \"x\"").
 absl::StatusOr<TensorType> ValidateType(DataType dtype, const google::protobuf::RepeatedField<int64_t>& shape,
                                         const std::string& what);

@@ -17,9 +17,9 @@
 #include "client/npy.h"
 #include "gtest/gtest.h"
 #include "tests/generated_dir.h"
+#include "tests/graph/plan_runner.h"
 #include "kernels/fp16.h"
 #include "server/device/device.h"
-#include "server/graph/runner.h"
 #include "server/graph/op_registry.h"
 #include "server/graph/plan.h"
 
@@ -104,13 +104,6 @@ std::vector<double> AsDoubles(const HostTensor& t) {
   return v;
 }
 
-device::Device& DeviceFor(const std::string& preset) {
-  static std::map<std::string, std::unique_ptr<device::Device>> devices;
-  auto& d = devices[preset];
-  if (!d) d = std::make_unique<device::Device>(0, device::PresetByName(preset).value(), device::DeviceOptions{});
-  return *d;
-}
-
 struct Meta {
   std::string op, dtype, preset;
 };
@@ -126,7 +119,7 @@ std::string RunCase(const fs::path& dir) {
   const Meta meta = ReadMeta(dir);
   auto graph = client::LoadGraphJson((dir / "graph.json").string());
   if (!graph.ok()) return std::string(graph.status().message());
-  auto plan = BuildPlan(std::make_shared<const v1::Graph>(*std::move(graph)), DeviceFor(meta.preset).preset());
+  auto plan = BuildPlan(std::make_shared<const v1::Graph>(*std::move(graph)), testing::DeviceFor(meta.preset).preset());
   if (!plan.ok()) return "plan: " + std::string(plan.status().message());
   std::vector<HostTensor> inputs;
   for (int v : (*plan)->inputs) {
@@ -134,7 +127,7 @@ std::string RunCase(const fs::path& dir) {
     if (!t.ok()) return std::string(t.status().message());
     inputs.push_back(*t);
   }
-  absl::StatusOr<ExecResult> result = RunPlan(*plan, inputs, ExecOptions{}, DeviceFor(meta.preset));
+  absl::StatusOr<ExecResult> result = testing::Execute(*plan, inputs, meta.preset);
   if (!result.ok()) return "run: " + std::string(result.status().message());
   auto it = ToleranceTable().find(meta.op);
   if (it == ToleranceTable().end()) return "no tolerance for " + meta.op;

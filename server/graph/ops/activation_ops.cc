@@ -18,7 +18,7 @@ using kernels::UnaryParams;
 
 absl::Status CheckFloatInput(const InferContext& c, int i) {
   if (IsFloat(c.inputs[i]->dtype)) return absl::OkStatus();
-  return NodeError(c.node, "input \"", c.node.inputs(i), "\": dtype ", DataTypeName(c.inputs[i]->dtype),
+  return NodeError(c.node, InputLabel(c.node, i), ": dtype ", DataTypeName(c.inputs[i]->dtype),
                    " is not supported (FLOAT16, FLOAT32)");
 }
 
@@ -81,7 +81,7 @@ absl::StatusOr<std::vector<TensorType>> InferUnary(InferContext& c, UnaryOp op) 
   for (size_t i = 1; i < c.inputs.size(); ++i) {  // Clip's min and max
     if (c.inputs[i] == nullptr) continue;
     if (c.inputs[i]->elements() != 1) {
-      return NodeError(c.node, "input \"", c.node.inputs(static_cast<int>(i)), "\" must be a scalar, got ",
+      return NodeError(c.node, InputLabel(c.node, static_cast<int>(i)), " must be a scalar, got ",
                        ShapeToString(c.inputs[i]->shape));
     }
   }

@@ -16,6 +16,7 @@
 #include "server/graph/ops/builtin_ops.h"
 #include "server/graph/ops/cube_work.h"
 #include "server/graph/ops/parallel_for.h"
+#include "server/graph/shape_math.h"
 #include "server/graph/vector_tiling.h"
 
 namespace npu::graph::ops {
@@ -52,34 +53,39 @@ absl::StatusOr<ConvGeometry> Geometry(const v1::Node& node, const NodeAttributes
     if (!st.ok()) return st;
   }
   if (s->size() != 2 || d->size() != 2 || p->size() != 4 || k->size() != 2) {
-    return NodeError(node, "strides, dilations and kernel_shape need 2 entries, pads 4");
+    return NodeError(node, "attributes \"strides\", \"dilations\" and \"kernel_shape\" need 2 entries, \"pads\" 4; got ",
+                     s->size(), ", ", d->size(), ", ", k->size(), " and ", p->size());
   }
   if ((*k)[0] != wt[2] || (*k)[1] != wt[3]) {
     return NodeError(node, "attribute \"kernel_shape\" does not match the weights ", ShapeToString(wt));
   }
   if (*auto_pad != "NOTSET" && *auto_pad != "VALID") {
-    return NodeError(node, "attribute \"auto_pad\" = \"", *auto_pad, "\" is not supported (NOTSET, VALID)");
+    return NodeError(node, "attribute \"auto_pad\" = ", Quoted(*auto_pad), " is not supported (NOTSET, VALID)");
   }
   g.group = *group;
   g.sh = (*s)[0], g.sw = (*s)[1], g.dh = (*d)[0], g.dw = (*d)[1];
   if (*auto_pad == "NOTSET") g.pt = (*p)[0], g.pl = (*p)[1], g.pb = (*p)[2], g.pr = (*p)[3];
   if (g.group < 1 || g.c % g.group != 0 || g.m % g.group != 0) {
-    return NodeError(node, "group ", g.group, " must divide input channels ", g.c, " and output channels ", g.m);
+    return NodeError(node, "attribute \"group\" = ", g.group, " must divide input channels ", g.c,
+                     " and output channels ", g.m);
   }
   if (wt[1] != g.cg()) {
     return NodeError(node, "weights ", ShapeToString(wt), " need ", g.cg(), " input channels per group (input ",
                      ShapeToString(x), ", group ", g.group, ")");
   }
-  for (int64_t v : {g.sh, g.sw, g.dh, g.dw}) {
-    if (v < 1) return NodeError(node, "strides and dilations must be >= 1");
+  // As torch: only the batch may be empty (no channels or pixels leave nothing to convolve).
+  if (g.c == 0 || g.h == 0 || g.w == 0 || g.m == 0) {
+    return NodeError(node, "input ", ShapeToString(x), " and weights ", ShapeToString(wt),
+                     ": only the batch dimension may be 0");
   }
-  for (int64_t v : {g.pt, g.pl, g.pb, g.pr}) {
-    if (v < 0) return NodeError(node, "pads must be >= 0");
-  }
-  const int64_t span_h = g.h + g.pt + g.pb - ((g.kh - 1) * g.dh + 1);
-  const int64_t span_w = g.w + g.pl + g.pr - ((g.kw - 1) * g.dw + 1);
-  g.oh = span_h < 0 ? 0 : span_h / g.sh + 1;
-  g.ow = span_w < 0 ? 0 : span_w / g.sw + 1;
+  auto oh = CheckedWindowOutput({g.h, g.kh, g.sh, g.dh, g.pt, g.pb, false}, "height");
+  if (!oh.ok()) return AtNode(node, oh.status());
+  auto ow = CheckedWindowOutput({g.w, g.kw, g.sw, g.dw, g.pl, g.pr, false}, "width");
+  if (!ow.ok()) return AtNode(node, ow.status());
+  g.oh = *oh;
+  g.ow = *ow;
+  // With an empty batch the output has no elements, so nothing else bounds one plane.
+  if (auto n = CheckedElements({g.oh, g.ow}, "the output plane"); !n.ok()) return AtNode(node, n.status());
   return g;
 }
 
@@ -91,15 +97,23 @@ absl::StatusOr<std::vector<TensorType>> InferConv(InferContext& c) {
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     if (c.inputs[i] == nullptr) continue;
     if (!IsFloat(c.inputs[i]->dtype) || c.inputs[i]->dtype != x.dtype) {
-      return NodeError(c.node, "input \"", c.node.inputs(static_cast<int>(i)), "\": dtype ",
-                       DataTypeName(c.inputs[i]->dtype), " must be FLOAT16 or FLOAT32 and match input X");
+      return NodeError(c.node, InputLabel(c.node, static_cast<int>(i)), ": dtype ", DataTypeName(c.inputs[i]->dtype),
+                       " must be FLOAT16 or FLOAT32 and match input X");
     }
   }
   auto g = Geometry(c.node, c.attrs, x.shape, c.inputs[1]->shape);
   if (!g.ok()) return g.status();
   if (c.inputs.size() > 2 && c.inputs[2] != nullptr && c.inputs[2]->elements() != g->m) {
-    return NodeError(c.node, "bias \"", c.node.inputs(2), "\" ", ToString(*c.inputs[2]), " needs ", g->m,
+    return NodeError(c.node, "bias ", InputLabel(c.node, 2), " ", ToString(*c.inputs[2]), " needs ", g->m,
                      " elements");
+  }
+  // img2col's columns for one image and group, [Cg*kh*kw, OH*OW] fp16, are a buffer of the run's own.
+  auto col = CheckedMul(g->kdim(), g->pixels(), "the img2col columns");
+  if (col.ok()) col = CheckedMul(*col, 2, "the img2col columns");
+  if (!col.ok()) return AtNode(c.node, col.status());
+  if (static_cast<uint64_t>(*col) > c.max_tensor_bytes) {
+    return NodeError(c.node, "the img2col columns for one image (", g->kdim(), " x ", g->pixels(), " fp16) take ",
+                     *col, " bytes; the tensor limit is ", c.max_tensor_bytes);
   }
   return std::vector<TensorType>{{x.dtype, {g->n, g->m, g->oh, g->ow}}};
 }

@@ -59,78 +59,67 @@ absl::Status RunTranspose(RunContext& ctx) {
 
 // ---- Slice -----------------------------------------------------------------
 
+// What a Slice copies, derived once at plan time (RunContext::State).
 struct SliceSpec {
   Shape out;
   std::vector<int64_t> start, step;  // per input dim
 };
 
-absl::StatusOr<SliceSpec> ComputeSlice(const v1::Node& node, const Shape& shape, std::vector<int64_t> starts,
-                                       std::vector<int64_t> ends, std::vector<int64_t> axes,
+absl::StatusOr<SliceSpec> ComputeSlice(const InferContext& c, const Shape& shape, const std::vector<int64_t>& starts,
+                                       const std::vector<int64_t>& ends, std::vector<int64_t> axes,
                                        std::vector<int64_t> steps) {
   const int64_t rank = static_cast<int64_t>(shape.size());
-  if (axes.empty()) {
+  const bool given_axes = HasInput(c, 3);
+  if (!given_axes) {
     axes.resize(starts.size());
     std::iota(axes.begin(), axes.end(), 0);
   }
-  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (!HasInput(c, 4)) steps.assign(starts.size(), 1);
   if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size()) {
-    return NodeError(node, "starts, ends, axes and steps have different lengths");
+    return NodeError(c.node, "starts, ends, axes and steps have ", starts.size(), ", ", ends.size(), ", ",
+                     axes.size(), " and ", steps.size(), " entries; they must have the same number");
   }
-  SliceSpec s{shape, std::vector<int64_t>(static_cast<size_t>(rank), 0), std::vector<int64_t>(static_cast<size_t>(rank), 1)};
-  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  auto normal = NormalizeAxes(c.node, axes, rank, given_axes ? InputLabel(c.node, 3) : "the axis of starts");
+  if (!normal.ok()) return normal.status();
+  SliceSpec s{shape, std::vector<int64_t>(static_cast<size_t>(rank), 0),
+              std::vector<int64_t>(static_cast<size_t>(rank), 1)};
   for (size_t i = 0; i < starts.size(); ++i) {
-    auto axis = NormalizeAxis(node, axes[i], rank);
-    if (!axis.ok()) return axis.status();
-    if (seen[*axis]) return NodeError(node, "axis ", axes[i], " is sliced twice");
-    seen[*axis] = true;
-    const int64_t dim = shape[*axis], step = steps[i];
-    if (step == 0) return NodeError(node, "steps[", i, "] is 0");
-    // ONNX rules: negative start/end count from the end, then clamp to
-    // [0, dim] (step > 0); start to [0, dim - 1] and end to [-1, dim - 1]
-    // (step < 0), so INT64_MIN as end means "through the front".
-    int64_t b = starts[i] < 0 ? starts[i] + dim : starts[i];
-    int64_t e = ends[i] < 0 ? ends[i] + dim : ends[i];
-    if (step > 0) {
-      b = std::clamp<int64_t>(b, 0, dim);
-      e = std::clamp<int64_t>(e, 0, dim);
-      s.out[*axis] = e > b ? (e - b + step - 1) / step : 0;
-    } else {
-      b = std::max<int64_t>(0, std::min<int64_t>(b, dim - 1));
-      e = std::clamp<int64_t>(e, -1, dim - 1);
-      s.out[*axis] = b > e ? (b - e + (-step) - 1) / (-step) : 0;
-    }
-    s.start[*axis] = b;
-    s.step[*axis] = step;
+    const int64_t axis = (*normal)[i];
+    auto range = CheckedSlice(starts[i], ends[i], steps[i], shape[axis], absl::StrCat("axis ", axis));
+    if (!range.ok()) return AtNode(c.node, range.status());
+    s.out[axis] = range->count;
+    s.start[axis] = range->start;
+    // One element or none: the step never moves, and a huge one would overflow the copy's stride.
+    s.step[axis] = range->count > 1 ? steps[i] : 1;
   }
   return s;
 }
 
-absl::StatusOr<SliceSpec> SliceOf(const v1::Node& node, const Shape& shape, const std::vector<const HostTensor*>& k) {
-  auto ints = [&](size_t i) { return i < k.size() && k[i] ? TensorInts(*k[i]) : std::vector<int64_t>{}; };
-  return ComputeSlice(node, shape, ints(1), ints(2), ints(3), ints(4));
-}
-
 absl::StatusOr<std::vector<TensorType>> InferSlice(InferContext& c) {
   if (auto s = c.attrs.CheckKnown({}); !s.ok()) return s;
+  std::vector<std::vector<int64_t>> args(5);
   for (int i = 1; i < static_cast<int>(c.inputs.size()); ++i) {
     if (!HasInput(c, i)) continue;
-    if (auto v = ConstantInts(c, i); !v.ok()) return v.status();
+    auto v = ConstantInts(c, i);
+    if (!v.ok()) return v.status();
+    args[i] = *std::move(v);
   }
-  auto spec = SliceOf(c.node, c.inputs[0]->shape, c.constants);
+  auto spec = ComputeSlice(c, c.inputs[0]->shape, args[1], args[2], args[3], args[4]);
   if (!spec.ok()) return spec.status();
-  return std::vector<TensorType>{{c.inputs[0]->dtype, spec->out}};
+  std::vector<TensorType> out{{c.inputs[0]->dtype, spec->out}};
+  c.Prepare(*std::move(spec));
+  return out;
 }
 
 absl::Status RunSlice(RunContext& ctx) {
   const HostTensor& x = *ctx.inputs[0];
   const HostTensor& out = ctx.outputs[0];
-  auto spec = SliceOf(ctx.node, x.type().shape, ctx.inputs);
-  if (!spec.ok()) return spec.status();
+  const SliceSpec& spec = ctx.State<SliceSpec>();
   const auto in_strides = RowMajorStrides(x.type().shape);
   StridedRegion r{out.type().shape, 0, 0, {}, RowMajorStrides(out.type().shape)};
   for (size_t d = 0; d < in_strides.size(); ++d) {
-    r.src_base += spec->start[d] * in_strides[d];
-    r.src_strides.push_back(spec->step[d] * in_strides[d]);
+    r.src_base += spec.start[d] * in_strides[d];
+    r.src_strides.push_back(spec.step[d] * in_strides[d]);
   }
   CopyRegion(ctx, x, out, r);
   return absl::OkStatus();
@@ -140,10 +129,11 @@ absl::Status RunSlice(RunContext& ctx) {
 
 absl::StatusOr<std::vector<TensorType>> InferExpand(InferContext& c) {
   if (auto s = c.attrs.CheckKnown({}); !s.ok()) return s;
-  auto shape = ConstantInts(c, 1);
+  auto shape = ConstantShape(c, 1);
   if (!shape.ok()) return shape.status();
+  if (auto n = CheckedElements(*shape, InputLabel(c.node, 1)); !n.ok()) return AtNode(c.node, n.status());
   auto out = BroadcastShapes(c.inputs[0]->shape, Shape(shape->begin(), shape->end()));
-  if (!out.ok()) return NodeError(c.node, out.status().message());
+  if (!out.ok()) return AtNode(c.node, out.status());
   return std::vector<TensorType>{{c.inputs[0]->dtype, *out}};
 }
 
@@ -170,18 +160,21 @@ absl::StatusOr<std::vector<TensorType>> InferConcat(InferContext& c) {
   const int64_t rank = static_cast<int64_t>(first.shape.size());
   auto axis = NormalizeAxis(c.node, *attr, rank);
   if (!axis.ok()) return axis.status();
-  Shape out = first.shape;
-  out[*axis] = 0;
+  std::vector<int64_t> extents;
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     const TensorType& t = *c.inputs[i];
     bool match = t.dtype == first.dtype && t.shape.size() == first.shape.size();
     for (int64_t d = 0; match && d < rank; ++d) match = d == *axis || t.shape[d] == first.shape[d];
     if (!match) {
-      return NodeError(c.node, "input \"", c.node.inputs(static_cast<int>(i)), "\" ", ToString(t),
-                       " does not match ", ToString(first), " outside axis ", *attr);
+      return NodeError(c.node, InputLabel(c.node, static_cast<int>(i)), " ", ToString(t), " does not match ",
+                       ToString(first), " outside axis ", *attr);
     }
-    out[*axis] += t.shape[*axis];
+    extents.push_back(t.shape[*axis]);
   }
+  Shape out = first.shape;
+  auto total = CheckedExtentSum(extents, "the concatenated axis");
+  if (!total.ok()) return AtNode(c.node, total.status());
+  out[*axis] = *total;
   return std::vector<TensorType>{{first.dtype, out}};
 }
 
@@ -199,24 +192,41 @@ absl::Status RunConcat(RunContext& ctx) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<int64_t>> SplitSizes(const v1::Node& node, const NodeAttributes& attrs, int64_t dim,
-                                                const HostTensor* split_input, int outputs) {
+absl::StatusOr<std::vector<int64_t>> SplitSizes(const InferContext& c, int64_t dim) {
+  const int outputs = c.node.outputs_size();
   std::vector<int64_t> sizes;
-  if (split_input != nullptr) {
-    sizes = TensorInts(*split_input);
+  std::string what = "attribute \"split\"";
+  if (HasInput(c, 1)) {
+    auto given = ConstantInts(c, 1);
+    if (!given.ok()) return given.status();
+    sizes = *given;
+    what = InputLabel(c.node, 1);
   } else {
-    auto attr = attrs.Ints("split", {});
+    auto attr = c.attrs.Ints("split", {});
     if (!attr.ok()) return attr.status();
     sizes = *attr;
   }
-  if (sizes.empty()) {  // equal parts; the last one smaller when it does not divide (opset 18)
-    const int64_t part = (dim + outputs - 1) / outputs;
-    for (int i = 0; i < outputs; ++i) sizes.push_back(std::max<int64_t>(0, std::min(part, dim - part * i)));
+  auto num_outputs = c.attrs.Int("num_outputs", outputs);
+  if (!num_outputs.ok()) return num_outputs.status();
+  if (*num_outputs != outputs) {
+    return NodeError(c.node, "attribute \"num_outputs\" = ", *num_outputs, " but the node defines ", outputs,
+                     " outputs");
   }
-  int64_t total = 0;
-  for (int64_t s : sizes) total += s;
-  if (static_cast<int>(sizes.size()) != outputs || total != dim) {
-    return NodeError(node, "split sizes do not match ", outputs, " outputs over a dimension of ", dim);
+  if (c.attrs.Has("num_outputs") && !sizes.empty()) {
+    return NodeError(c.node, "give either ", what, " or attribute \"num_outputs\", not both");
+  }
+  if (sizes.empty()) {  // equal parts; the last one smaller when it does not divide (opset 18)
+    const int64_t part = (dim + outputs - 1) / outputs;  // dim <= kMaxElements: no overflow
+    for (int i = 0; i < outputs; ++i) sizes.push_back(std::max<int64_t>(0, std::min(part, dim - part * i)));
+    return sizes;
+  }
+  if (static_cast<int>(sizes.size()) != outputs) {
+    return NodeError(c.node, what, " has ", sizes.size(), " entries for ", outputs, " outputs");
+  }
+  auto total = CheckedExtentSum(sizes, what);
+  if (!total.ok()) return AtNode(c.node, total.status());
+  if (*total != dim) {
+    return NodeError(c.node, what, " adds up to ", *total, ", not the split dimension's ", dim);
   }
   return sizes;
 }
@@ -228,11 +238,7 @@ absl::StatusOr<std::vector<TensorType>> InferSplit(InferContext& c) {
   if (!attr.ok()) return attr.status();
   auto axis = NormalizeAxis(c.node, *attr, static_cast<int64_t>(x.shape.size()));
   if (!axis.ok()) return axis.status();
-  if (HasInput(c, 1)) {
-    if (auto v = ConstantInts(c, 1); !v.ok()) return v.status();
-  }
-  auto sizes = SplitSizes(c.node, c.attrs, x.shape[*axis], HasInput(c, 1) ? c.constants[1] : nullptr,
-                          c.node.outputs_size());
+  auto sizes = SplitSizes(c, x.shape[*axis]);
   if (!sizes.ok()) return sizes.status();
   std::vector<TensorType> types;
   for (int64_t s : *sizes) {
@@ -276,7 +282,9 @@ void RegisterCopyOps(OpRegistry& r) {
   r.Register(CopyDef("Transpose", InferTranspose, RunTranspose, 1, 1));
   r.Register(CopyDef("Slice", InferSlice, RunSlice, 3, 5));
   r.Register(CopyDef("Expand", InferExpand, RunExpand, 2, 2));
-  r.Register(CopyDef("Concat", InferConcat, RunConcat, 1, 4096));
+  OpDef concat = CopyDef("Concat", InferConcat, RunConcat, 1, 4096);
+  concat.variadic = true;
+  r.Register(std::move(concat));
   OpDef split = CopyDef("Split", InferSplit, RunSplit, 1, 2);
   split.num_outputs = 256;
   r.Register(std::move(split));

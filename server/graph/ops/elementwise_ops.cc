@@ -18,7 +18,7 @@ bool IsNumeric(DataType t) { return t == v1::FLOAT16 || t == v1::FLOAT32 || t ==
 
 absl::Status CheckNumeric(const InferContext& c, int i) {
   if (IsNumeric(c.inputs[i]->dtype)) return absl::OkStatus();
-  return NodeError(c.node, "input \"", c.node.inputs(i), "\": dtype ", DataTypeName(c.inputs[i]->dtype),
+  return NodeError(c.node, InputLabel(c.node, i), ": dtype ", DataTypeName(c.inputs[i]->dtype),
                    " is not supported (FLOAT16, FLOAT32, INT32)");
 }
 
@@ -26,7 +26,7 @@ absl::StatusOr<Shape> BroadcastInputs(const InferContext& c, int first, int coun
   Shape shape = c.inputs[first]->shape;
   for (int i = first + 1; i < first + count; ++i) {
     auto s = BroadcastShapes(shape, c.inputs[i]->shape);
-    if (!s.ok()) return NodeError(c.node, "input \"", c.node.inputs(i), "\": ", s.status().message());
+    if (!s.ok()) return NodeError(c.node, InputLabel(c.node, i), ": ", s.status().message());
     shape = *s;
   }
   return shape;
@@ -42,8 +42,8 @@ absl::StatusOr<std::vector<TensorType>> InferBinary(InferContext& c, BinaryOp op
   // Pow may raise to an exponent of another type (x ** 2 exported with an int
   // or fp32 constant); everything else wants equal types, as ONNX does.
   if (a.dtype != b.dtype && op != BinaryOp::kPow) {
-    return NodeError(c.node, "inputs \"", c.node.inputs(0), "\" (", DataTypeName(a.dtype), ") and \"",
-                     c.node.inputs(1), "\" (", DataTypeName(b.dtype), ") have different dtypes");
+    return NodeError(c.node, InputLabel(c.node, 0), " (", DataTypeName(a.dtype), ") and ", InputLabel(c.node, 1), " (",
+                     DataTypeName(b.dtype), ") have different dtypes");
   }
   auto shape = BroadcastInputs(c, 0, 2);
   if (!shape.ok()) return shape.status();
@@ -81,15 +81,14 @@ absl::Status RunBinary(RunContext& ctx, BinaryOp op) {
 absl::StatusOr<std::vector<TensorType>> InferWhere(InferContext& c) {
   if (auto s = c.attrs.CheckKnown({}); !s.ok()) return s;
   if (c.inputs[0]->dtype != v1::BOOL) {
-    return NodeError(c.node, "input \"", c.node.inputs(0), "\": condition must be BOOL, got ",
+    return NodeError(c.node, InputLabel(c.node, 0), ": condition must be BOOL, got ",
                      DataTypeName(c.inputs[0]->dtype));
   }
   for (int i = 1; i < 3; ++i) {
     if (auto s = CheckNumeric(c, i); !s.ok()) return s;
   }
   if (c.inputs[1]->dtype != c.inputs[2]->dtype) {
-    return NodeError(c.node, "inputs \"", c.node.inputs(1), "\" and \"", c.node.inputs(2),
-                     "\" have different dtypes");
+    return NodeError(c.node, InputLabel(c.node, 1), " and ", InputLabel(c.node, 2), " have different dtypes");
   }
   auto shape = BroadcastInputs(c, 0, 3);
   if (!shape.ok()) return shape.status();

@@ -18,13 +18,13 @@ absl::StatusOr<std::vector<TensorType>> InferGather(InferContext& c) {
   const TensorType& data = *c.inputs[0];
   const TensorType& idx = *c.inputs[1];
   if (idx.dtype != v1::INT64 && idx.dtype != v1::INT32) {
-    return NodeError(c.node, "input \"", c.node.inputs(1), "\": indices must be INT64 or INT32, got ",
+    return NodeError(c.node, InputLabel(c.node, 1), ": indices must be INT64 or INT32, got ",
                      DataTypeName(idx.dtype));
   }
   auto attr = c.attrs.Int("axis", 0);
   if (!attr.ok()) return attr.status();
   const int64_t rank = static_cast<int64_t>(data.shape.size());
-  if (rank == 0) return NodeError(c.node, "input \"", c.node.inputs(0), "\" is a scalar");
+  if (rank == 0) return NodeError(c.node, InputLabel(c.node, 0), " is a scalar");
   auto axis = NormalizeAxis(c.node, *attr, rank);
   if (!axis.ok()) return axis.status();
   Shape out(data.shape.begin(), data.shape.begin() + *axis);
@@ -42,7 +42,7 @@ absl::Status RunGather(RunContext& ctx) {
   const int64_t dim = ds[axis];
   for (size_t i = 0; i < indices.size(); ++i) {
     if (indices[i] < -dim || indices[i] >= dim) {
-      return NodeError(ctx.node, "input \"", ctx.node.inputs(1), "\": index ", indices[i], " at position ", i,
+      return NodeError(ctx.node, InputLabel(ctx.node, 1), ": index ", indices[i], " at position ", i,
                        " is out of range for axis ", axis, " of size ", dim);
     }
   }

@@ -41,7 +41,7 @@ absl::StatusOr<std::vector<TensorType>> InferGemm(InferContext& c) {
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     if (c.inputs[i] == nullptr) continue;
     if (!IsFloat(c.inputs[i]->dtype) || c.inputs[i]->dtype != a.dtype) {
-      return NodeError(c.node, "input \"", c.node.inputs(static_cast<int>(i)), "\": dtype ",
+      return NodeError(c.node, InputLabel(c.node, static_cast<int>(i)), ": dtype ",
                        DataTypeName(c.inputs[i]->dtype), " must be FLOAT16 or FLOAT32 and match input A");
     }
   }
@@ -51,14 +51,14 @@ absl::StatusOr<std::vector<TensorType>> InferGemm(InferContext& c) {
   const int64_t m = at->trans_a ? a.shape[1] : a.shape[0], k = at->trans_a ? a.shape[0] : a.shape[1];
   const int64_t kb = at->trans_b ? b.shape[1] : b.shape[0], n = at->trans_b ? b.shape[0] : b.shape[1];
   if (k != kb) {
-    return NodeError(c.node, "inner dimensions ", k, " (input \"", c.node.inputs(0), "\" ", ShapeToString(a.shape),
-                     ") and ", kb, " (input \"", c.node.inputs(1), "\" ", ShapeToString(b.shape), ") differ");
+    return NodeError(c.node, "inner dimensions ", k, " (", InputLabel(c.node, 0), " ", ShapeToString(a.shape),
+                     ") and ", kb, " (", InputLabel(c.node, 1), " ", ShapeToString(b.shape), ") differ");
   }
   const Shape out{m, n};
   if (c.inputs.size() > 2 && c.inputs[2] != nullptr) {
     auto bs = BroadcastShapes(c.inputs[2]->shape, out);
     if (!bs.ok() || *bs != out) {
-      return NodeError(c.node, "input \"", c.node.inputs(2), "\" ", ShapeToString(c.inputs[2]->shape),
+      return NodeError(c.node, InputLabel(c.node, 2), " ", ShapeToString(c.inputs[2]->shape),
                        " does not broadcast to ", ShapeToString(out));
     }
   }

@@ -12,6 +12,7 @@
 #include "server/graph/ops/builtin_ops.h"
 #include "server/graph/ops/parallel_for.h"
 #include "server/graph/ops/shape_args.h"
+#include "server/graph/shape_math.h"
 #include "server/graph/vector_tiling.h"
 
 namespace npu::graph::ops {
@@ -19,7 +20,7 @@ namespace {
 
 absl::Status CheckFloat(const InferContext& c, int i) {
   if (IsFloat(c.inputs[i]->dtype)) return absl::OkStatus();
-  return NodeError(c.node, "input \"", c.node.inputs(i), "\": dtype ", DataTypeName(c.inputs[i]->dtype),
+  return NodeError(c.node, InputLabel(c.node, i), ": dtype ", DataTypeName(c.inputs[i]->dtype),
                    " is not supported (FLOAT16, FLOAT32)");
 }
 
@@ -43,11 +44,19 @@ absl::StatusOr<std::vector<TensorType>> InferLayerNorm(InferContext& c) {
   if (!attr.ok()) return attr.status();
   auto axis = NormalizeAxis(c.node, *attr, rank);
   if (!axis.ok()) return axis.status();
-  int64_t n = 1;
-  for (int64_t d = *axis; d < rank; ++d) n *= x.shape[d];
+  const absl::Span<const int64_t> dims(x.shape);
+  auto normalised = CheckedElements(dims.subspan(*axis), "the normalised dims");
+  if (!normalised.ok()) return AtNode(c.node, normalised.status());
+  const int64_t n = *normalised;
+  auto rows = CheckedElements(dims.subspan(0, *axis), "the rows");
+  if (!rows.ok()) return AtNode(c.node, rows.status());
+  if (n == 0 && *rows > 0 && c.node.outputs_size() > 1) {
+    return NodeError(c.node, "the normalised dims of ", ToString(x),
+                     " are empty: the Mean and InvStdDev outputs of no elements are undefined");
+  }
   for (int i = 1; i < static_cast<int>(c.inputs.size()); ++i) {
     if (c.inputs[i] != nullptr && c.inputs[i]->elements() != n) {
-      return NodeError(c.node, "input \"", c.node.inputs(i), "\" ", ToString(*c.inputs[i]), " must have ", n,
+      return NodeError(c.node, InputLabel(c.node, i), " ", ToString(*c.inputs[i]), " must have ", n,
                        " elements (the normalised dims of ", ToString(x), ")");
     }
   }
@@ -109,11 +118,11 @@ absl::StatusOr<std::vector<TensorType>> InferBatchNorm(InferContext& c) {
     return NodeError(c.node, "attribute \"spatial\" must be 1");
   }
   const TensorType& x = *c.inputs[0];
-  if (x.shape.size() < 2) return NodeError(c.node, "input \"", c.node.inputs(0), "\" needs rank >= 2 (N, C, ...)");
+  if (x.shape.size() < 2) return NodeError(c.node, InputLabel(c.node, 0), " needs rank >= 2 (N, C, ...)");
   for (int i = 0; i < 5; ++i) {
     if (auto s = CheckFloat(c, i); !s.ok()) return s;
     if (i > 0 && c.inputs[i]->elements() != x.shape[1]) {
-      return NodeError(c.node, "input \"", c.node.inputs(i), "\" ", ToString(*c.inputs[i]), " must have C = ",
+      return NodeError(c.node, InputLabel(c.node, i), " ", ToString(*c.inputs[i]), " must have C = ",
                        x.shape[1], " elements");
     }
   }

@@ -10,6 +10,7 @@
 #include "server/graph/node_error.h"
 #include "server/graph/ops/builtin_ops.h"
 #include "server/graph/ops/parallel_for.h"
+#include "server/graph/shape_math.h"
 #include "server/graph/vector_tiling.h"
 
 namespace npu::graph::ops {
@@ -22,17 +23,15 @@ struct PoolGeometry {
   bool include_pad = false;
 };
 
-int64_t PooledSize(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pad_begin, int64_t pad_end, bool ceil) {
-  const int64_t span = in + pad_begin + pad_end - ((k - 1) * d + 1);
-  if (span < 0) return 0;
-  int64_t out = (ceil ? (span + s - 1) / s : span / s) + 1;
-  // A last window that starts in the end padding is dropped (as torch does).
-  if (ceil && (out - 1) * s >= in + pad_begin) --out;
-  return out;
-}
-
 absl::StatusOr<PoolGeometry> Geometry(const v1::Node& node, const NodeAttributes& attrs, const Shape& x, bool max) {
-  if (x.size() != 4) return NodeError(node, "input \"", node.inputs(0), "\" must be 4-D (N, C, H, W), got rank ", x.size());
+  if (x.size() != 4) {
+    return NodeError(node, InputLabel(node, 0), " must be 4-D (N, C, H, W), got rank ", x.size());
+  }
+  // torch pools only batches that are empty: a window over no channels or no pixels is undefined.
+  if (x[1] == 0 || x[2] == 0 || x[3] == 0) {
+    return NodeError(node, InputLabel(node, 0), " ", ShapeToString(x),
+                     ": only the batch dimension may be 0 (channels and spatial dims need >= 1)");
+  }
   auto k = attrs.Ints("kernel_shape", {});
   auto s = attrs.Ints("strides", {1, 1});
   auto d = attrs.Ints("dilations", {1, 1});
@@ -45,26 +44,33 @@ absl::StatusOr<PoolGeometry> Geometry(const v1::Node& node, const NodeAttributes
                                  auto_pad.status(), order.status()}) {
     if (!st.ok()) return st;
   }
-  if (k->size() != 2) return NodeError(node, "attribute \"kernel_shape\" must have 2 entries");
+  if (k->size() != 2) return NodeError(node, "attribute \"kernel_shape\" must have 2 entries, got ", k->size());
   if (s->size() != 2 || d->size() != 2 || p->size() != 4) {
-    return NodeError(node, "strides and dilations need 2 entries, pads 4");
+    return NodeError(node, "attributes \"strides\" and \"dilations\" need 2 entries, \"pads\" 4; got ", s->size(),
+                     ", ", d->size(), " and ", p->size());
   }
   if (*auto_pad != "NOTSET" && *auto_pad != "VALID") {
-    return NodeError(node, "attribute \"auto_pad\" = \"", *auto_pad, "\" is not supported (NOTSET, VALID)");
+    return NodeError(node, "attribute \"auto_pad\" = ", Quoted(*auto_pad), " is not supported (NOTSET, VALID)");
   }
   if (*order != 0) return NodeError(node, "attribute \"storage_order\" must be 0");
   if (!max && ((*d)[0] != 1 || (*d)[1] != 1)) return NodeError(node, "AveragePool dilations must be 1");
   PoolGeometry g{(*k)[0], (*k)[1], (*s)[0], (*s)[1], (*d)[0], (*d)[1], (*p)[0], (*p)[1], (*p)[2], (*p)[3]};
   if (*auto_pad == "VALID") g.pt = g.pl = g.pb = g.pr = 0;
-  for (int64_t v : {g.kh, g.kw, g.sh, g.sw, g.dh, g.dw}) {
-    if (v < 1) return NodeError(node, "kernel_shape, strides and dilations must be >= 1");
-  }
-  for (int64_t v : {g.pt, g.pl, g.pb, g.pr}) {
-    if (v < 0) return NodeError(node, "pads must be >= 0");
-  }
   g.include_pad = *pad != 0;
-  g.oh = PooledSize(x[2], g.kh, g.sh, g.dh, g.pt, g.pb, *ceil != 0);
-  g.ow = PooledSize(x[3], g.kw, g.sw, g.dw, g.pl, g.pr, *ceil != 0);
+  const bool ceil_mode = *ceil != 0;
+  auto oh = CheckedWindowOutput({x[2], g.kh, g.sh, g.dh, g.pt, g.pb, ceil_mode}, "height");
+  if (!oh.ok()) return AtNode(node, oh.status());
+  auto ow = CheckedWindowOutput({x[3], g.kw, g.sw, g.dw, g.pl, g.pr, ceil_mode}, "width");
+  if (!ow.ok()) return AtNode(node, ow.status());
+  // torch's rule: a pad larger than half the kernel makes windows of padding only.
+  if (g.pt > g.kh / 2 || g.pb > g.kh / 2 || g.pl > g.kw / 2 || g.pr > g.kw / 2) {
+    return NodeError(node, "attribute \"pads\" = [", g.pt, ",", g.pl, ",", g.pb, ",", g.pr,
+                     "]: each pad must be at most half the kernel (", g.kh, "x", g.kw, ")");
+  }
+  g.oh = *oh;
+  g.ow = *ow;
+  // With an empty batch the output has no elements, so nothing else bounds one plane.
+  if (auto n = CheckedElements({g.oh, g.ow}, "the output plane"); !n.ok()) return AtNode(node, n.status());
   return g;
 }
 
@@ -82,7 +88,7 @@ absl::StatusOr<std::vector<TensorType>> InferPool(InferContext& c, bool max) {
   }
   const TensorType& x = *c.inputs[0];
   if (!IsFloat(x.dtype)) {
-    return NodeError(c.node, "input \"", c.node.inputs(0), "\": dtype ", DataTypeName(x.dtype),
+    return NodeError(c.node, InputLabel(c.node, 0), ": dtype ", DataTypeName(x.dtype),
                      " is not supported (FLOAT16, FLOAT32)");
   }
   auto g = Geometry(c.node, c.attrs, x.shape, max);
@@ -151,8 +157,7 @@ absl::StatusOr<std::vector<TensorType>> InferGlobalAvg(InferContext& c) {
   if (auto s = c.attrs.CheckKnown({}); !s.ok()) return s;
   const TensorType& x = *c.inputs[0];
   if (!IsFloat(x.dtype) || x.shape.size() < 3) {
-    return NodeError(c.node, "input \"", c.node.inputs(0), "\" must be FLOAT16/FLOAT32 of rank >= 3, got ",
-                     ToString(x));
+    return NodeError(c.node, InputLabel(c.node, 0), " must be FLOAT16/FLOAT32 of rank >= 3, got ", ToString(x));
   }
   Shape out = x.shape;
   std::fill(out.begin() + 2, out.end(), 1);
@@ -178,7 +183,7 @@ absl::Status RunGlobalAvg(RunContext& ctx) {
       LoadAsFloat(x, p * spatial, 1, spatial, buf.data());
       float sum = 0.0f;
       for (float v : buf) sum += v;
-      res[p] = spatial ? sum / static_cast<float>(spatial) : 0.0f;
+      res[p] = sum / static_cast<float>(spatial);  // no pixels: NaN, the mean of nothing (as torch)
       w += VectorChunkWork(spatial, spatial * bytes, bytes, 4, 1);
     }
     w.pipeline_steps = std::max<uint64_t>(1, w.pipeline_steps);

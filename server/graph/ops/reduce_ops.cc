@@ -30,32 +30,34 @@ absl::StatusOr<ReducePlan> PlanReduce(const v1::Node& node, const NodeAttributes
   auto keepdims = attrs.Int("keepdims", 1);
   if (!keepdims.ok()) return keepdims.status();
   std::vector<int64_t> axes;
+  std::string what = "attribute \"axes\"";
   if (kind == Reduce::kArgMax) {
     auto axis = attrs.Int("axis", 0);
     if (!axis.ok()) return axis.status();
     axes = {*axis};
+    what = "attribute \"axis\"";
   } else if (axes_input != nullptr) {
     axes = TensorInts(*axes_input);
+    what = InputLabel(node, 1);
   } else {
     auto a = attrs.Ints("axes", {});
     if (!a.ok()) return a.status();
     axes = *a;
   }
-  ReducePlan p{std::vector<bool>(in.size(), axes.empty()), {}};
-  if (axes.empty() && attrs.Int("noop_with_empty_axes", 0).value_or(0) != 0) {
-    p.reduced.assign(in.size(), false);
-  }
-  for (int64_t a : axes) {
-    auto axis = NormalizeAxis(node, a, rank, "axes entry");
-    if (!axis.ok()) return axis.status();
-    p.reduced[*axis] = true;
-  }
+  auto noop = attrs.Int("noop_with_empty_axes", 0);
+  if (!noop.ok()) return noop.status();
+  // No axes: every dim (a scalar reduces to itself), or none with noop_with_empty_axes.
+  ReducePlan p{std::vector<bool>(in.size(), axes.empty() && *noop == 0), {}};
+  auto normal = NormalizeAxes(node, axes, rank, what);
+  if (!normal.ok()) return normal.status();
+  for (int64_t axis : *normal) p.reduced[axis] = true;
   for (int64_t d = 0; d < rank; ++d) {
     if (!p.reduced[d]) {
       p.out.push_back(in[d]);
     } else {
       if (in[d] == 0 && (kind == Reduce::kMax || kind == Reduce::kMin || kind == Reduce::kArgMax)) {
-        return NodeError(node, "cannot reduce an empty dimension ", d);
+        return NodeError(node, "cannot reduce the empty dimension ", d, " of ", ShapeToString(in),
+                         " (the maximum or minimum of no elements is undefined)");
       }
       if (*keepdims) p.out.push_back(1);
     }
@@ -71,7 +73,7 @@ absl::StatusOr<std::vector<TensorType>> InferReduce(InferContext& c, Reduce kind
   }
   const TensorType& x = *c.inputs[0];
   if (!IsFloat(x.dtype) && x.dtype != v1::INT32) {
-    return NodeError(c.node, "input \"", c.node.inputs(0), "\": dtype ", DataTypeName(x.dtype),
+    return NodeError(c.node, InputLabel(c.node, 0), ": dtype ", DataTypeName(x.dtype),
                      " is not supported (FLOAT16, FLOAT32, INT32)");
   }
   if (HasInput(c, 1)) {

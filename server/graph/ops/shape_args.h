@@ -1,6 +1,7 @@
 // Shape-like arguments of ops: axes (negative counts from the end) and integer
 // tensors (shape, axes, starts, ...) that must be constants at plan time,
-// because the output shape depends on their values.
+// because the output shape depends on their values. Arithmetic on what these
+// return goes through shape_math.h (see the rule there).
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include "server/graph/host_tensor.h"
 #include "server/graph/node_error.h"
 #include "server/graph/op_registry.h"
+#include "server/graph/shape_math.h"
 
 namespace npu::graph::ops {
 
@@ -23,18 +25,31 @@ inline std::vector<int64_t> TensorInts(const HostTensor& t) {
   return v;
 }
 
-// Input `i` as integers; it must be an INT64/INT32 initializer.
+// Input `i` as integers; it must be an INT64/INT32 initializer of rank <= 1.
 inline absl::StatusOr<std::vector<int64_t>> ConstantInts(const InferContext& c, int i) {
   const HostTensor* t = c.constants[i];
-  const std::string& name = c.node.inputs(i);
   if (t == nullptr) {
-    return NodeError(c.node, "input \"", name,
-                     "\" must be a constant (an initializer): the output shape depends on its values");
+    return NodeError(c.node, InputLabel(c.node, i),
+                     " must be a constant (an initializer): the output shape depends on its values");
   }
   if (t->type().dtype != v1::INT64 && t->type().dtype != v1::INT32) {
-    return NodeError(c.node, "input \"", name, "\" must be INT64 or INT32, got ", DataTypeName(t->type().dtype));
+    return NodeError(c.node, InputLabel(c.node, i), " must be INT64 or INT32, got ", DataTypeName(t->type().dtype));
+  }
+  if (t->type().shape.size() > 1) {
+    return NodeError(c.node, InputLabel(c.node, i), " must be a list (rank 1), got ", ToString(t->type()));
   }
   return TensorInts(*t);
+}
+
+// Input `i` as the dims of a shape (Reshape's shape, Expand's shape): a
+// constant list of at most kMaxRank entries. Entries are not checked here
+// (Reshape gives 0 and -1 meanings); check the result with CheckedElements.
+inline absl::StatusOr<std::vector<int64_t>> ConstantShape(const InferContext& c, int i) {
+  auto dims = ConstantInts(c, i);
+  if (dims.ok() && dims->size() > kMaxRank) {
+    return NodeError(c.node, InputLabel(c.node, i), " has ", dims->size(), " entries; the maximum rank is ", kMaxRank);
+  }
+  return dims;
 }
 
 // True when input i is present (not omitted, not past the end).
@@ -42,13 +57,21 @@ inline bool HasInput(const InferContext& c, int i) {
   return i < static_cast<int>(c.inputs.size()) && c.inputs[i] != nullptr;
 }
 
-// `axis` in [-rank, rank) mapped to [0, rank).
+// `axis` in [-rank, rank) mapped to [0, rank); a scalar (rank 0) has no axes.
+// `what` names where the axis came from, for the message.
 inline absl::StatusOr<int64_t> NormalizeAxis(const v1::Node& node, int64_t axis, int64_t rank,
-                                             absl::string_view what = "axis") {
-  if (axis < -rank || axis >= std::max<int64_t>(rank, 1)) {
-    return NodeError(node, what, " ", axis, " is out of range for rank ", rank);
-  }
-  return axis < 0 ? axis + rank : axis;
+                                             absl::string_view what = "attribute \"axis\"") {
+  auto a = CheckedAxis(axis, rank, what);
+  if (!a.ok()) return AtNode(node, a.status());
+  return a;
+}
+
+// Every axis normalised; one named twice is an error.
+inline absl::StatusOr<std::vector<int64_t>> NormalizeAxes(const v1::Node& node, const std::vector<int64_t>& axes,
+                                                          int64_t rank, absl::string_view what) {
+  auto a = CheckedAxes(axes, rank, what);
+  if (!a.ok()) return AtNode(node, a.status());
+  return a;
 }
 
 // Strides (in elements) of a row-major shape.

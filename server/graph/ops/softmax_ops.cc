@@ -20,7 +20,7 @@ absl::StatusOr<std::vector<TensorType>> InferSoftmax(InferContext& c) {
   if (auto s = c.attrs.CheckKnown({"axis"}); !s.ok()) return s;
   const TensorType& x = *c.inputs[0];
   if (!IsFloat(x.dtype)) {
-    return NodeError(c.node, "input \"", c.node.inputs(0), "\": dtype ", DataTypeName(x.dtype),
+    return NodeError(c.node, InputLabel(c.node, 0), ": dtype ", DataTypeName(x.dtype),
                      " is not supported (FLOAT16, FLOAT32)");
   }
   auto axis = c.attrs.Int("axis", -1);

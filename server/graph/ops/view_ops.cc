@@ -33,37 +33,52 @@ absl::StatusOr<std::vector<TensorType>> InferReshape(InferContext& c) {
   if (auto s = c.attrs.CheckKnown({"allowzero"}); !s.ok()) return s;
   auto allowzero = c.attrs.Int("allowzero", 0);
   if (!allowzero.ok()) return allowzero.status();
-  auto target = ConstantInts(c, 1);
+  auto target = ConstantShape(c, 1);
   if (!target.ok()) return target.status();
   const TensorType& x = *c.inputs[0];
+  const std::string what = InputLabel(c.node, 1);
   Shape out(target->begin(), target->end());
   int infer_at = -1;
-  int64_t known = 1;
+  bool has_zero = false;
   for (size_t i = 0; i < out.size(); ++i) {
-    if (out[i] == 0 && *allowzero == 0) {  // 0 copies the input's dim
-      if (i >= x.shape.size()) return NodeError(c.node, "shape[", i, "] = 0 but the input has rank ", x.shape.size());
-      out[i] = x.shape[i];
-    }
-    if (out[i] == -1) {
-      if (infer_at >= 0) return NodeError(c.node, "shape has more than one -1");
+    if (out[i] == 0) {
+      has_zero = true;
+      if (*allowzero == 0) {  // 0 copies the input's dim
+        if (i >= x.shape.size()) {
+          return NodeError(c.node, what, ": entry ", i, " is 0 (copy the input's dim) but the input has rank ",
+                           x.shape.size());
+        }
+        out[i] = x.shape[i];
+      }
+    } else if (out[i] == -1) {
+      if (infer_at >= 0) return NodeError(c.node, what, " has more than one -1");
       infer_at = static_cast<int>(i);
-      continue;
+    } else if (out[i] < 0) {
+      return NodeError(c.node, what, ": entry ", i, " is ", out[i], " (dims are >= 0, or -1 to infer one)");
     }
-    if (out[i] < 0) return NodeError(c.node, "shape[", i, "] = ", out[i], " is negative");
-    known *= out[i];
   }
+  if (infer_at >= 0 && has_zero && *allowzero != 0) {
+    return NodeError(c.node, what, " has both 0 and -1 while allowzero is set (ONNX forbids it)");
+  }
+  const int64_t elements = x.elements();
   if (infer_at >= 0) {
-    if (known == 0 || x.elements() % known != 0) {
-      return NodeError(c.node, "cannot reshape ", ToString(x), " to ", ShapeToString(Shape(target->begin(), target->end())));
+    Shape known = out;
+    known.erase(known.begin() + infer_at);
+    auto n = CheckedElements(known, what);
+    if (!n.ok()) return AtNode(c.node, n.status());
+    if (*n == 0 || elements % *n != 0) {
+      return NodeError(c.node, "cannot reshape ", ToString(x), " to ", ShapeToString(*target), ": ", elements,
+                       " elements do not divide into dims of ", *n);
     }
-    out[infer_at] = x.elements() / known;
+    out[infer_at] = elements / *n;
   }
-  const TensorType result{x.dtype, out};
-  if (result.elements() != x.elements()) {
-    return NodeError(c.node, "cannot reshape ", ToString(x), " (", x.elements(), " elements) to ",
-                     ShapeToString(out), " (", result.elements(), " elements)");
+  auto n = CheckedElements(out, what);
+  if (!n.ok()) return AtNode(c.node, n.status());
+  if (*n != elements) {
+    return NodeError(c.node, "cannot reshape ", ToString(x), " (", elements, " elements) to ", ShapeToString(out), " (",
+                     *n, " elements)");
   }
-  return std::vector<TensorType>{result};
+  return std::vector<TensorType>{{x.dtype, out}};
 }
 
 absl::StatusOr<std::vector<TensorType>> InferFlatten(InferContext& c) {
@@ -72,35 +87,43 @@ absl::StatusOr<std::vector<TensorType>> InferFlatten(InferContext& c) {
   const int64_t rank = static_cast<int64_t>(x.shape.size());
   auto attr = c.attrs.Int("axis", 1);
   if (!attr.ok()) return attr.status();
-  int64_t axis = *attr < 0 ? *attr + rank : *attr;
-  if (axis < 0 || axis > rank) return NodeError(c.node, "axis ", *attr, " is out of range for rank ", rank);
-  int64_t outer = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= x.shape[i];
-  const int64_t inner = outer == 0 ? 0 : x.elements() / outer;
-  return std::vector<TensorType>{{x.dtype, {outer, inner}}};
+  // The axis may name the end (rank): ONNX's range is [-rank, rank]; a scalar flattens to [1, 1].
+  auto axis = NormalizeAxis(c.node, *attr, rank + 1);
+  if (!axis.ok()) return axis.status();
+  const absl::Span<const int64_t> dims(x.shape);
+  auto outer = CheckedElements(dims.subspan(0, *axis), "the flattened outer dims");
+  auto inner = CheckedElements(dims.subspan(*axis), "the flattened inner dims");
+  if (!outer.ok()) return AtNode(c.node, outer.status());
+  if (!inner.ok()) return AtNode(c.node, inner.status());
+  return std::vector<TensorType>{{x.dtype, {*outer, *inner}}};
 }
 
-// Axes from the opset-13 input or the older attribute.
-absl::StatusOr<std::vector<int64_t>> AxesOf(InferContext& c) {
+// Axes from the opset-13 input or the older attribute, and where they came from.
+absl::StatusOr<std::vector<int64_t>> AxesOf(InferContext& c, std::string* what) {
+  *what = HasInput(c, 1) ? InputLabel(c.node, 1) : "attribute \"axes\"";
   if (HasInput(c, 1)) return ConstantInts(c, 1);
   return c.attrs.Ints("axes", {});
 }
 
 absl::StatusOr<std::vector<TensorType>> InferSqueeze(InferContext& c) {
   if (auto s = c.attrs.CheckKnown({"axes"}); !s.ok()) return s;
-  auto axes = AxesOf(c);
+  std::string what;
+  auto axes = AxesOf(c, &what);
   if (!axes.ok()) return axes.status();
   const TensorType& x = *c.inputs[0];
   const int64_t rank = static_cast<int64_t>(x.shape.size());
   std::vector<bool> drop(x.shape.size(), false);
-  if (axes->empty()) {
+  if (axes->empty()) {  // every dim of size 1 (a scalar stays a scalar)
     for (int64_t i = 0; i < rank; ++i) drop[i] = x.shape[i] == 1;
   }
-  for (int64_t a : *axes) {
-    auto axis = NormalizeAxis(c.node, a, rank);
-    if (!axis.ok()) return axis.status();
-    if (x.shape[*axis] != 1) return NodeError(c.node, "cannot squeeze axis ", a, " of size ", x.shape[*axis]);
-    drop[*axis] = true;
+  auto normal = NormalizeAxes(c.node, *axes, rank, what);
+  if (!normal.ok()) return normal.status();
+  for (int64_t axis : *normal) {
+    if (x.shape[axis] != 1) {
+      return NodeError(c.node, what, ": cannot squeeze axis ", axis, " of size ", x.shape[axis], " (input ",
+                       ToString(x), ")");
+    }
+    drop[axis] = true;
   }
   Shape out;
   for (int64_t i = 0; i < rank; ++i) {
@@ -111,17 +134,17 @@ absl::StatusOr<std::vector<TensorType>> InferSqueeze(InferContext& c) {
 
 absl::StatusOr<std::vector<TensorType>> InferUnsqueeze(InferContext& c) {
   if (auto s = c.attrs.CheckKnown({"axes"}); !s.ok()) return s;
-  auto axes = AxesOf(c);
+  std::string what;
+  auto axes = AxesOf(c, &what);
   if (!axes.ok()) return axes.status();
   const TensorType& x = *c.inputs[0];
+  // Axes index the output, whose rank is the input's plus one per axis.
   const int64_t rank = static_cast<int64_t>(x.shape.size() + axes->size());
+  if (rank > kMaxRank) return NodeError(c.node, what, ": the output rank ", rank, " exceeds ", kMaxRank);
+  auto normal = NormalizeAxes(c.node, *axes, rank, what);
+  if (!normal.ok()) return normal.status();
   std::vector<bool> inserted(static_cast<size_t>(rank), false);
-  for (int64_t a : *axes) {
-    auto axis = NormalizeAxis(c.node, a, rank);
-    if (!axis.ok()) return axis.status();
-    if (inserted[*axis]) return NodeError(c.node, "axis ", a, " is listed twice");
-    inserted[*axis] = true;
-  }
+  for (int64_t axis : *normal) inserted[axis] = true;
   Shape out;
   size_t next = 0;
   for (int64_t i = 0; i < rank; ++i) out.push_back(inserted[i] ? 1 : x.shape[next++]);
@@ -137,9 +160,10 @@ absl::StatusOr<std::vector<TensorType>> InferDropout(InferContext& c) {
   if (auto s = c.attrs.CheckKnown({"seed"}); !s.ok()) return s;
   if (HasInput(c, 2)) {
     const HostTensor* training = c.constants[2];
-    if (training == nullptr || training->type().dtype != v1::BOOL || training->as<uint8_t>()[0] != 0) {
-      return NodeError(c.node, "input \"", c.node.inputs(2),
-                       "\" (training_mode) must be a constant false: only inference is supported");
+    if (training == nullptr || training->type().dtype != v1::BOOL || training->type().elements() != 1 ||
+        training->as<uint8_t>()[0] != 0) {
+      return NodeError(c.node, InputLabel(c.node, 2),
+                       " (training_mode) must be a constant BOOL false: only inference is supported");
     }
   }
   return std::vector<TensorType>{*c.inputs[0], {v1::BOOL, c.inputs[0]->shape}};

@@ -1,0 +1,303 @@
+// Rank-0 (scalar) inputs, op by op, as the ONNX spec has them: accepted where
+// ONNX accepts them, with the right result (worked out by hand or in
+// float64), and otherwise INVALID_ARGUMENT naming the node. Every registered op
+// must appear here, so a new op states what it does with a scalar.
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "server/graph/op_registry.h"
+#include "tests/graph/plan_runner.h"
+
+namespace npu::graph {
+namespace {
+
+// A one-node graph under construction: inputs are graph inputs (fed by the
+// test) or initializers, attributes are set on the node.
+class OneNode {
+ public:
+  explicit OneNode(const std::string& op) {
+    v1::Node* n = g_.add_nodes();
+    n->set_name("n");
+    n->set_op_type(op);
+  }
+  OneNode& Input(const std::string& name, DataType dtype, Shape shape, std::vector<double> values) {
+    v1::ValueInfo* in = g_.add_inputs();
+    in->set_name(name);
+    in->set_dtype(dtype);
+    for (int64_t d : shape) in->add_shape(d);
+    node()->add_inputs(name);
+    fed_.push_back(Make(dtype, shape, values));
+    return *this;
+  }
+  OneNode& Const(const std::string& name, DataType dtype, Shape shape, std::vector<double> values) {
+    const HostTensor t = Make(dtype, shape, values);
+    v1::Initializer* init = g_.add_initializers();
+    init->set_name(name);
+    init->mutable_tensor()->set_dtype(dtype);
+    for (int64_t d : shape) init->mutable_tensor()->add_shape(d);
+    init->mutable_tensor()->set_data(t.data(), t.bytes());
+    node()->add_inputs(name);
+    return *this;
+  }
+  OneNode& Int(const std::string& name, int64_t v) {
+    (*node()->mutable_attributes())[name].set_i(v);
+    return *this;
+  }
+  OneNode& Ints(const std::string& name, std::vector<int64_t> v) {
+    auto& a = (*node()->mutable_attributes())[name];
+    a.mutable_ints();
+    for (int64_t x : v) a.mutable_ints()->add_values(x);
+    return *this;
+  }
+  OneNode& Tensor(const std::string& name, DataType dtype, Shape shape, std::vector<double> values) {
+    const HostTensor t = Make(dtype, shape, values);
+    v1::Tensor* p = (*node()->mutable_attributes())[name].mutable_t();
+    p->set_dtype(dtype);
+    for (int64_t d : shape) p->add_shape(d);
+    p->set_data(t.data(), t.bytes());
+    return *this;
+  }
+  OneNode& Outputs(int n) {
+    for (int i = 0; i < n; ++i) {
+      const std::string name = absl::StrCat("y", i);
+      node()->add_outputs(name);
+      g_.add_outputs(name);
+    }
+    return *this;
+  }
+  const v1::Graph& graph() {
+    if (node()->outputs_size() == 0) Outputs(1);
+    return g_;
+  }
+  const std::vector<HostTensor>& fed() const { return fed_; }
+
+ private:
+  static HostTensor Make(DataType dtype, const Shape& shape, const std::vector<double>& values) {
+    HostTensor t = HostTensor::Allocate({dtype, shape});
+    for (int64_t i = 0; i < t.type().elements(); ++i) {
+      const double v = values.at(static_cast<size_t>(i));
+      switch (dtype) {
+        case v1::FLOAT32: t.mutable_as<float>()[i] = static_cast<float>(v); break;
+        case v1::INT32: t.mutable_as<int32_t>()[i] = static_cast<int32_t>(v); break;
+        case v1::INT64: t.mutable_as<int64_t>()[i] = static_cast<int64_t>(v); break;
+        case v1::BOOL: t.mutable_as<uint8_t>()[i] = v != 0; break;
+        default: ADD_FAILURE() << "dtype " << DataTypeName(dtype) << " not made here";
+      }
+    }
+    return t;
+  }
+
+  v1::Node* node() { return g_.mutable_nodes(0); }  // not kept: the builder is copied
+
+  v1::Graph g_;
+  std::vector<HostTensor> fed_;
+};
+
+double Element(const HostTensor& t, int64_t i) {
+  switch (t.type().dtype) {
+    case v1::FLOAT32: return t.as<float>()[i];
+    case v1::INT32: return t.as<int32_t>()[i];
+    case v1::INT64: return static_cast<double>(t.as<int64_t>()[i]);
+    case v1::BOOL: return t.as<uint8_t>()[i];
+    default: return NAN;
+  }
+}
+
+struct Case {
+  std::string op;
+  std::string what;                      // the case, for the failure message
+  std::function<OneNode()> build;
+  Shape shape;                           // expected output 0 shape, when accepted
+  std::vector<double> values;            // expected output 0 values (fp32: within 1 ulp of these float64 values)
+  std::string error;                     // non-empty: expected INVALID_ARGUMENT containing this
+};
+
+constexpr double kX = 0.75;  // the scalar fed to unary ops
+
+std::vector<Case> Cases() {
+  std::vector<Case> cases;
+  auto ok = [&](std::string op, std::string what, std::function<OneNode()> b, Shape shape, std::vector<double> v) {
+    cases.push_back({std::move(op), std::move(what), std::move(b), std::move(shape), std::move(v), ""});
+  };
+  auto bad = [&](std::string op, std::string what, std::function<OneNode()> b, std::string error) {
+    cases.push_back({std::move(op), std::move(what), std::move(b), {}, {}, std::move(error)});
+  };
+  auto scalar = [](const std::string& op) {
+    return [op] { return OneNode(op).Input("x", v1::FLOAT32, {}, {kX}); };
+  };
+
+  // Elementwise unary ops: a scalar in, the same scalar shape out.
+  const double x = kX;
+  const std::map<std::string, double> unary = {
+      {"Relu", x}, {"Neg", -x}, {"Abs", x}, {"Sqrt", std::sqrt(x)}, {"Reciprocal", 1 / x}, {"Exp", std::exp(x)},
+      {"Log", std::log(x)}, {"Erf", std::erf(x)}, {"Sigmoid", 1 / (1 + std::exp(-x))}, {"Tanh", std::tanh(x)},
+      {"Silu", x / (1 + std::exp(-x))}, {"Gelu", 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)))},
+      {"LeakyRelu", x}, {"HardSigmoid", 0.2 * x + 0.5}, {"Identity", x}, {"Dropout", x}, {"Clip", x}};
+  for (const auto& [op, want] : unary) ok(op, "scalar x", scalar(op), {}, {want});
+  ok("Clip", "scalar min and max", [] {
+    return OneNode("Clip").Input("x", v1::FLOAT32, {}, {5}).Const("lo", v1::FLOAT32, {}, {-1}).Const(
+        "hi", v1::FLOAT32, {}, {2});
+  }, {}, {2});
+  ok("Cast", "scalar to INT32", [] { return OneNode("Cast").Input("x", v1::FLOAT32, {}, {2.75}).Int("to", 6); }, {},
+     {2});
+
+  // Binary ops broadcast a scalar against anything.
+  const std::map<std::string, std::function<double(double, double)>> binary = {
+      {"Add", [](double a, double b) { return a + b; }}, {"Sub", [](double a, double b) { return a - b; }},
+      {"Mul", [](double a, double b) { return a * b; }}, {"Div", [](double a, double b) { return a / b; }},
+      {"Pow", [](double a, double b) { return std::pow(a, b); }},
+      {"Max", [](double a, double b) { return std::max(a, b); }},
+      {"Min", [](double a, double b) { return std::min(a, b); }},
+      {"Equal", [](double a, double b) { return double(a == b); }},
+      {"Less", [](double a, double b) { return double(a < b); }},
+      {"Greater", [](double a, double b) { return double(a > b); }}};
+  for (const auto& [op, f] : binary) {
+    ok(op, "scalar and scalar", [op] {
+      return OneNode(op).Input("a", v1::FLOAT32, {}, {1.5}).Input("b", v1::FLOAT32, {}, {2});
+    }, {}, {f(1.5, 2)});
+    ok(op, "scalar and [3]", [op] {
+      return OneNode(op).Input("a", v1::FLOAT32, {}, {2}).Input("b", v1::FLOAT32, {3}, {1, 2, 4});
+    }, {3}, {f(2, 1), f(2, 2), f(2, 4)});
+  }
+  ok("Where", "scalar condition", [] {
+    return OneNode("Where").Input("c", v1::BOOL, {}, {1}).Input("a", v1::FLOAT32, {2}, {1, 2}).Input(
+        "b", v1::FLOAT32, {}, {9});
+  }, {2}, {1, 2});
+
+  // Reductions of a scalar with no axes give the scalar; any axis is out of range.
+  for (const std::string op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"}) {
+    ok(op, "scalar, no axes", scalar(op), {}, {kX});
+    bad(op, "scalar, axes [0]", [op] { return OneNode(op).Input("x", v1::FLOAT32, {}, {kX}).Ints("axes", {0}); },
+        "attribute \"axes\" = 0 is out of range: the input is a scalar");
+  }
+  ok("ReduceSum", "scalar, axes input []", [] {
+    return OneNode("ReduceSum").Input("x", v1::FLOAT32, {}, {kX}).Const("axes", v1::INT64, {0}, {});
+  }, {}, {kX});
+  bad("ArgMax", "scalar", scalar("ArgMax"), "attribute \"axis\" = 0 is out of range: the input is a scalar");
+  bad("Softmax", "scalar", scalar("Softmax"), "attribute \"axis\" = -1 is out of range: the input is a scalar");
+  bad("LogSoftmax", "scalar", scalar("LogSoftmax"), "is out of range: the input is a scalar");
+  bad("LayerNormalization", "scalar", [] {
+    return OneNode("LayerNormalization").Input("x", v1::FLOAT32, {}, {kX}).Input("s", v1::FLOAT32, {}, {1});
+  }, "is out of range: the input is a scalar");
+  bad("BatchNormalization", "scalar", [] {
+    OneNode n("BatchNormalization");
+    for (const char* in : {"x", "s", "b", "m", "v"}) n.Input(in, v1::FLOAT32, {}, {1});
+    return n;
+  }, "needs rank >= 2");
+
+  // Ops with fixed ranks reject scalars.
+  bad("MatMul", "scalar", [] { return OneNode("MatMul").Input("a", v1::FLOAT32, {}, {1}).Input("b", v1::FLOAT32, {}, {1}); },
+      "rank >= 1");
+  bad("Gemm", "scalar", [] { return OneNode("Gemm").Input("a", v1::FLOAT32, {}, {1}).Input("b", v1::FLOAT32, {}, {1}); },
+      "must be 2-D");
+  bad("Conv", "scalar", [] { return OneNode("Conv").Input("x", v1::FLOAT32, {}, {1}).Input("w", v1::FLOAT32, {}, {1}); },
+      "only 2-D convolution");
+  for (const std::string op : {"MaxPool", "AveragePool"}) {
+    bad(op, "scalar", [op] { return OneNode(op).Input("x", v1::FLOAT32, {}, {1}).Ints("kernel_shape", {1, 1}); },
+        "must be 4-D");
+  }
+  bad("GlobalAveragePool", "scalar", scalar("GlobalAveragePool"), "of rank >= 3");
+
+  // Shape ops.
+  ok("Reshape", "scalar to [1]", [] {
+    return OneNode("Reshape").Input("x", v1::FLOAT32, {}, {kX}).Const("s", v1::INT64, {1}, {1});
+  }, {1}, {kX});
+  ok("Reshape", "[1] to a scalar", [] {
+    return OneNode("Reshape").Input("x", v1::FLOAT32, {1}, {kX}).Const("s", v1::INT64, {0}, {});
+  }, {}, {kX});
+  ok("Flatten", "scalar at axis 0", [] { return OneNode("Flatten").Input("x", v1::FLOAT32, {}, {kX}).Int("axis", 0); },
+     {1, 1}, {kX});
+  bad("Flatten", "scalar at the default axis 1", scalar("Flatten"), "attribute \"axis\" = 1 is out of range for rank 1");
+  ok("Squeeze", "scalar, no axes", scalar("Squeeze"), {}, {kX});
+  bad("Squeeze", "scalar, axes [0]", [] {
+    return OneNode("Squeeze").Input("x", v1::FLOAT32, {}, {kX}).Const("axes", v1::INT64, {1}, {0});
+  }, "input \"axes\" = 0 is out of range: the input is a scalar");
+  ok("Unsqueeze", "scalar at axes [0, -1]", [] {
+    return OneNode("Unsqueeze").Input("x", v1::FLOAT32, {}, {kX}).Const("axes", v1::INT64, {2}, {0, -1});
+  }, {1, 1}, {kX});
+  bad("Unsqueeze", "scalar at axis 1", [] {
+    return OneNode("Unsqueeze").Input("x", v1::FLOAT32, {}, {kX}).Const("axes", v1::INT64, {1}, {1});
+  }, "= 1 is out of range for rank 1");
+  ok("Transpose", "scalar", scalar("Transpose"), {}, {kX});
+  ok("Slice", "scalar, nothing sliced", [] {
+    return OneNode("Slice").Input("x", v1::FLOAT32, {}, {kX}).Const("st", v1::INT64, {0}, {}).Const("en", v1::INT64,
+                                                                                                    {0}, {});
+  }, {}, {kX});
+  bad("Slice", "scalar, starts [0]", [] {
+    return OneNode("Slice").Input("x", v1::FLOAT32, {}, {kX}).Const("st", v1::INT64, {1}, {0}).Const("en", v1::INT64,
+                                                                                                     {1}, {1});
+  }, "the input is a scalar");
+  ok("Expand", "scalar to [2, 3]", [] {
+    return OneNode("Expand").Input("x", v1::FLOAT32, {}, {kX}).Const("s", v1::INT64, {2}, {2, 3});
+  }, {2, 3}, std::vector<double>(6, kX));
+  bad("Concat", "scalars", [] {
+    return OneNode("Concat").Input("a", v1::FLOAT32, {}, {1}).Input("b", v1::FLOAT32, {}, {2}).Int("axis", 0);
+  }, "attribute \"axis\" = 0 is out of range: the input is a scalar");
+  bad("Split", "scalar", [] { return OneNode("Split").Input("x", v1::FLOAT32, {}, {1}).Outputs(2); },
+      "attribute \"axis\" = 0 is out of range: the input is a scalar");
+  ok("Gather", "scalar index", [] {
+    return OneNode("Gather").Input("x", v1::FLOAT32, {3}, {5, 6, 7}).Const("i", v1::INT64, {}, {-1});
+  }, {}, {7});
+  bad("Gather", "scalar data", [] {
+    return OneNode("Gather").Input("x", v1::FLOAT32, {}, {5}).Const("i", v1::INT64, {}, {0});
+  }, "is a scalar");
+  ok("Constant", "scalar value", [] { return OneNode("Constant").Tensor("value", v1::FLOAT32, {}, {kX}); }, {}, {kX});
+  ok("Shape", "of a scalar", scalar("Shape"), {0}, {});
+  return cases;
+}
+
+// fp32 results of libm-based ops are within a couple of fp32 ulps of float64.
+bool Close(double got, double want) {
+  return got == want || std::fabs(got - want) <= 4 * std::ldexp(std::fabs(want), -24);
+}
+
+TEST(ScalarInputsTest, EveryOpTreatsScalarsAsOnnxDoes) {
+  for (Case& c : Cases()) {
+    SCOPED_TRACE(c.op + ": " + c.what);
+    OneNode n = c.build();
+    auto result = testing::PlanAndRun(n.graph(), n.fed());
+    if (!c.error.empty()) {
+      ASSERT_FALSE(result.ok()) << "accepted";
+      EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_TRUE(absl::StrContains(result.status().message(), "node \"n\" (" + c.op + ")")) << result.status();
+      EXPECT_TRUE(absl::StrContains(result.status().message(), c.error)) << result.status();
+      continue;
+    }
+    ASSERT_TRUE(result.ok()) << result.status();
+    const HostTensor& y = result->outputs[0];
+    ASSERT_EQ(y.type().shape, c.shape) << ShapeToString(y.type().shape);
+    ASSERT_EQ(y.type().elements(), static_cast<int64_t>(c.values.size()));
+    for (size_t i = 0; i < c.values.size(); ++i) {
+      EXPECT_TRUE(Close(Element(y, static_cast<int64_t>(i)), c.values[i]))
+          << "element " << i << ": " << Element(y, static_cast<int64_t>(i)) << ", want " << c.values[i];
+    }
+  }
+}
+
+// Not a scalar, but the neighbouring edge: the mean over no pixels is NaN (torch's mean), not 0.
+TEST(ScalarInputsTest, GlobalAveragePoolOfNoPixelsIsNaN) {
+  OneNode n = OneNode("GlobalAveragePool").Input("x", v1::FLOAT32, {1, 2, 0, 3}, {});
+  auto result = testing::PlanAndRun(n.graph(), n.fed());
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->outputs[0].type().shape, (Shape{1, 2, 1, 1}));
+  EXPECT_TRUE(std::isnan(result->outputs[0].as<float>()[0]));
+  EXPECT_TRUE(std::isnan(result->outputs[0].as<float>()[1]));
+}
+
+TEST(ScalarInputsTest, EveryRegisteredOpHasAScalarCase) {
+  std::set<std::string> covered;
+  for (const Case& c : Cases()) covered.insert(c.op);
+  for (const OpDef* op : OpRegistry::Global().All()) {
+    EXPECT_TRUE(covered.contains(op->name)) << op->name << " has no scalar-input case in scalar_inputs_test.cc";
+  }
+}
+
+}  // namespace
+}  // namespace npu::graph
