@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "tests/generated_dir.h"
@@ -77,15 +78,16 @@ std::string RunCase(const SliceCase& c) {
   v1::Node* n = g.add_nodes();
   n->set_name("s");
   n->set_op_type("Slice");
-  for (const char* in : {"x", "starts", "ends"}) n->add_inputs(in);
-  if (c.has_axes || c.has_steps) n->add_inputs(c.has_axes ? "axes" : "");
+  std::vector<std::string> inputs = {"x", "starts", "ends"};
+  if (c.has_axes || c.has_steps) inputs.push_back(c.has_axes ? "axes" : "");  // "" omits axes
   if (c.has_axes) AddIntsInitializer(g, "axes", c.axes);
   if (c.has_steps) {
-    n->add_inputs("steps");
+    inputs.push_back("steps");
     AddIntsInitializer(g, "steps", c.steps);
   }
-  n->add_outputs("y");
-  g.add_outputs("y");
+  for (const std::string& in : inputs) *n->add_inputs() = in;
+  *n->add_outputs() = "y";
+  *g.add_outputs() = "y";
 
   const TensorType type{v1::INT32, c.shape};
   HostTensor input = HostTensor::Allocate(type);
@@ -99,12 +101,11 @@ std::string RunCase(const SliceCase& c) {
   if (!result.ok()) return result.status().ToString();
   const HostTensor& y = result->outputs[0];
   if (y.type().shape != c.want_shape) {
-    return "shape " + ShapeToString(y.type().shape) + ", NumPy " + ShapeToString(c.want_shape);
+    return absl::StrCat("shape ", ShapeToString(y.type().shape), ", NumPy ", ShapeToString(c.want_shape));
   }
   for (int64_t i = 0; i < y.type().elements(); ++i) {
     if (y.as<int32_t>()[i] != c.want[i]) {
-      return "element " + std::to_string(i) + " is " + std::to_string(y.as<int32_t>()[i]) + ", NumPy " +
-             std::to_string(c.want[i]);
+      return absl::StrCat("element ", i, " is ", y.as<int32_t>()[i], ", NumPy ", c.want[i]);
     }
   }
   return "";

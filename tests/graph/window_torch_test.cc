@@ -11,6 +11,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "tests/generated_dir.h"
@@ -111,8 +112,7 @@ std::string RunCase(const std::string& line) {
   const HostTensor& y = result->outputs[0];
   for (int64_t i = 0; i < y.type().elements(); ++i) {
     if (y.as<float>()[i] != ref[i]) {
-      return "element " + std::to_string(i) + " is " + std::to_string(y.as<float>()[i]) + ", torch " +
-             std::to_string(ref[i]);
+      return absl::StrCat("element ", i, " is ", y.as<float>()[i], ", torch ", ref[i]);
     }
   }
   return "";
