@@ -1,0 +1,256 @@
+"""A connection to an npu-server: devices, device memory, graphs and runs.
+
+    import numpy as np, npuserve
+    npu = npuserve.connect("127.0.0.1:50051")
+    mlp = npu.register("examples/graphs/mlp.json")
+    result = mlp(x=np.load("examples/graphs/mlp_x.npy"), profile=True)
+    result["y"]                      # numpy array
+    result.op_summary()              # rows with msprof's op_summary columns
+
+Every failed call raises npuserve.NpuError (code + the server's message). A
+Client may be used from several threads at once.
+"""
+import dataclasses
+from typing import Dict, List, Optional
+
+import grpc
+
+from npuserve import graphs, profile as profiles, tensors
+from npuserve._stubs import (device_pb2, device_pb2_grpc, health_pb2, memory_pb2, memory_pb2_grpc, runtime_pb2,
+                             runtime_pb2_grpc, tensor_pb2)
+from npuserve.channel import make_channel, tls_settings
+from npuserve.errors import from_rpc_error
+
+UPLOAD_CHUNK_BYTES = 1 << 20
+
+
+@dataclasses.dataclass(frozen=True)
+class ValueType:
+    """A graph input's or output's name, dtype ("float16", ...) and shape."""
+    name: str
+    dtype: str
+    shape: tuple
+
+
+@dataclasses.dataclass(frozen=True)
+class Handle:
+    """A tensor held in a device's memory, owned by the caller's tenant. Pass it
+    as a run input; download() or free() it."""
+    id: str
+    device: str
+    dtype: str
+    shape: tuple
+    bytes: int
+
+    @staticmethod
+    def of(message):
+        return Handle(message.handle, message.device, tensors.dtype_name(message.type.dtype),
+                      tuple(message.type.shape), message.bytes)
+
+
+class RunResult:
+    """Outputs by name (ndarray, or Handle when kept on the device), the debug
+    intermediates, and the modeled profile when asked for."""
+
+    def __init__(self, response):
+        self.outputs: Dict[str, object] = {o.name: _output(o) for o in response.outputs}
+        self.intermediates: Dict[str, object] = {o.name: _output(o) for o in response.intermediates}
+        self.profile = response.profile if response.HasField("profile") else None
+
+    def __getitem__(self, name):
+        return self.outputs[name]
+
+    def op_summary(self):
+        """The profile as rows with msprof's op_summary columns (npuserve.op_summary)."""
+        if self.profile is None:
+            raise ValueError("the run was not profiled: pass profile=True")
+        return profiles.op_summary(self.profile)
+
+
+class RegisteredGraph:
+    """A graph validated and planned once on the server; call it to run it."""
+
+    def __init__(self, client, response, device):
+        self._client = client
+        self.id = response.graph_id
+        self.device = device
+        self.inputs = [_value_type(v) for v in response.inputs]
+        self.outputs = [_value_type(v) for v in response.outputs]
+        self._input_dtypes = {v.name: v.dtype for v in response.inputs}
+
+    def __call__(self, inputs=None, **kwargs):
+        """run(self, inputs, ...): keyword arguments other than run()'s options are inputs."""
+        options = {k: kwargs.pop(k) for k in list(kwargs) if k in _RUN_OPTIONS}
+        return self._client.run(self, {**(inputs or {}), **kwargs}, **options)
+
+    def unregister(self):
+        self._client.unregister(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.unregister()
+
+
+_RUN_OPTIONS = {"device", "profile", "debug", "keep", "keep_all", "timeout"}
+
+
+class Client:
+    """See connect()."""
+
+    def __init__(self, target, tls=None, token=None, timeout=60.0, retry=True):
+        self.target = target
+        self._tls = tls_settings(tls)
+        self._channel = make_channel(target, self._tls, retry)
+        self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
+        self.timeout = timeout
+        self._devices = device_pb2_grpc.DeviceServiceStub(self._channel)
+        self._memory = memory_pb2_grpc.MemoryServiceStub(self._channel)
+        self._runtime = runtime_pb2_grpc.RuntimeServiceStub(self._channel)
+        self._health = self._channel.unary_unary(
+            "/grpc.health.v1.Health/Check", request_serializer=health_pb2.HealthCheckRequest.SerializeToString,
+            response_deserializer=health_pb2.HealthCheckResponse.FromString)
+
+    def close(self):
+        self._channel.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # --- calls -------------------------------------------------------------
+
+    def _call(self, method, request, timeout=None):
+        try:
+            return method(request, timeout=timeout or self.timeout, metadata=self._metadata)
+        except grpc.RpcError as e:
+            raise from_rpc_error(e, self._tls is not None, self._tls is not None and self._tls.cert) from None
+
+    def health(self, service=""):
+        """"SERVING" or "NOT_SERVING" (grpc.health.v1; "" asks about the server as a whole)."""
+        response = self._call(self._health, health_pb2.HealthCheckRequest(service=service))
+        return health_pb2.HealthCheckResponse.ServingStatus.Name(response.status)
+
+    def devices(self) -> List[object]:
+        """npu.v1.DeviceInfo of every device: id, preset, ai_cores, clock_mhz, buffers, memory, ..."""
+        return list(self._call(self._devices.ListDevices, device_pb2.ListDevicesRequest()).devices)
+
+    def stats(self):
+        """npu.v1.ServerStats: runs, failures, uploads, per-device queue and unit utilization."""
+        return self._call(self._devices.GetStats, device_pb2.GetStatsRequest())
+
+    def upload(self, value, device="npu:0") -> Handle:
+        """Puts an ndarray (or torch tensor) in a device's memory; streams 1 MiB chunks."""
+        t = tensors.to_tensor(value)
+        header = memory_pb2.UploadHeader(device=device, type=tensor_pb2.TensorType(dtype=t.dtype, shape=t.shape))
+
+        def chunks():
+            data = memory_pb2.UploadChunk(header=header)
+            if not t.data:
+                yield data
+                return
+            for offset in range(0, len(t.data), UPLOAD_CHUNK_BYTES):
+                data.data = t.data[offset:offset + UPLOAD_CHUNK_BYTES]
+                yield data
+                data = memory_pb2.UploadChunk()
+
+        return Handle.of(self._call(self._memory.Upload, chunks()))
+
+    def download(self, handle):
+        """The ndarray a handle holds."""
+        request = memory_pb2.DownloadRequest(handle=_handle_id(handle))
+        try:
+            stream = self._memory.Download(request, timeout=self.timeout, metadata=self._metadata)
+            info, parts = None, []
+            for chunk in stream:
+                if info is None:
+                    if not chunk.HasField("info"):
+                        raise ValueError(f"download of \"{request.handle}\": first chunk has no header")
+                    info = chunk.info
+                parts.append(chunk.data)
+        except grpc.RpcError as e:
+            raise from_rpc_error(e, self._tls is not None, self._tls is not None and self._tls.cert) from None
+        if info is None:
+            raise ValueError(f"download of \"{request.handle}\": no data received")
+        t = tensor_pb2.Tensor(dtype=info.type.dtype, shape=info.type.shape, data=b"".join(parts))
+        return tensors.from_tensor(t)
+
+    def free(self, handle):
+        self._call(self._memory.Free, memory_pb2.FreeRequest(handle=_handle_id(handle)))
+
+    def handles(self) -> List[Handle]:
+        return [Handle.of(h) for h in self._call(self._memory.List, memory_pb2.ListHandlesRequest()).handles]
+
+    def register(self, graph, device="npu:0") -> RegisteredGraph:
+        """Validates and plans a graph once; returns it ready to run by id.
+
+        `graph`: an npu.v1.Graph, its JSON dict, or a .json path (npuserve.graphs);
+        ONNX models and torch modules once the server imports ONNX.
+        """
+        request = runtime_pb2.RegisterGraphRequest(graph=graphs.graph_message(graph), device=device)
+        return RegisteredGraph(self, self._call(self._runtime.RegisterGraph, request), device)
+
+    def unregister(self, graph):
+        graph_id = graph.id if isinstance(graph, RegisteredGraph) else graph
+        self._call(self._runtime.UnregisterGraph, runtime_pb2.UnregisterGraphRequest(graph_id=graph_id))
+
+    def run(self, graph, inputs=None, *, device=None, profile=False, debug=False, keep=(), keep_all=False,
+            timeout=None) -> RunResult:
+        """Runs a registered graph, or any graph register() takes (sent inline).
+
+        `inputs`: name -> ndarray, torch tensor, Python scalar or list (converted
+        to the input's declared dtype), or Handle. `keep`: outputs to leave on
+        the device as handles; `profile`: return the modeled profile.
+        """
+        request = runtime_pb2.RunRequest()
+        declared = {}
+        if isinstance(graph, RegisteredGraph):
+            request.graph_id = graph.id
+            declared = graph._input_dtypes
+            device = device or graph.device
+        else:
+            message = graphs.graph_message(graph)
+            request.graph.CopyFrom(message)
+            declared = {v.name: v.dtype for v in message.inputs}
+        for name, value in (inputs or {}).items():
+            entry = request.inputs.add(name=name)
+            if isinstance(value, Handle):
+                entry.handle = value.id
+                continue
+            dtype = declared.get(name) or None
+            try:
+                entry.tensor.CopyFrom(tensors.to_tensor(value, dtype))
+            except ValueError as e:
+                raise ValueError(f"input \"{name}\": {e}") from None
+        request.options.device = device or "npu:0"
+        request.options.profile = profile
+        request.options.debug = debug
+        request.options.keep_on_device.extend(keep)
+        request.options.keep_all_on_device = keep_all
+        return RunResult(self._call(self._runtime.Run, request, timeout))
+
+
+def connect(target="127.0.0.1:50051", tls=None, token=None, timeout=60.0, retry=True) -> Client:
+    """A Client for `target` (HOST:PORT, ipv4:A,B or dns:///NAME:PORT).
+
+    tls: False/None plaintext; True TLS with the system roots; "ca.pem" TLS with
+    that CA; npuserve.TLS(ca=, cert=, key=) for mutual TLS. token: a bearer
+    token (the server's --auth_tokens). timeout: seconds per call. Connecting
+    happens on the first call.
+    """
+    return Client(target, tls=tls, token=token, timeout=timeout, retry=retry)
+
+
+def _output(o):
+    return tensors.from_tensor(o.tensor) if o.HasField("tensor") else Handle.of(o.handle)
+
+
+def _value_type(v):
+    return ValueType(v.name, tensors.dtype_name(v.dtype), tuple(v.shape))
+
+
+def _handle_id(handle):
+    return handle.id if isinstance(handle, Handle) else handle

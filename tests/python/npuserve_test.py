@@ -1,0 +1,296 @@
+"""The Python package npuserve against real npu-server processes over loopback.
+
+Usage (ctest does this): PYTHONPATH=build/python /usr/bin/python3 npuserve_test.py \
+    --server build/server/rpc/npu-server --npu build/client/npu --source .
+References are independent of the package: NumPy arithmetic on exactly
+representable values, bit patterns compared as bytes, and `npu run`'s own CSV.
+"""
+import argparse
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+
+import npuserve
+
+ARGS = None
+
+
+class Server:
+    """npu-server on a free loopback port; stopped with SIGTERM."""
+
+    def __init__(self, *flags):
+        self.process = subprocess.Popen([ARGS.server, "--listen=127.0.0.1:0", "--threads=2", *flags],
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.process.stdout.readline()
+        match = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
+        if not match:
+            self.process.kill()
+            raise RuntimeError(f"npu-server did not start: {line}{self.process.stderr.read()}")
+        self.target = f"127.0.0.1:{match.group(1)}"
+
+    def stop(self):
+        self.process.send_signal(signal.SIGTERM)
+        self.process.communicate(timeout=30)
+
+
+def matmul_add_graph(m=3, k=4, n=5):
+    """y = x @ w + b, fp16 x [m, k], with small integer weights: every value and
+    partial sum is exact in fp16 and fp32, so the result is exactly NumPy's."""
+    w = (np.arange(k * n).reshape(k, n) % 7 - 3).astype(np.float16)
+    b = (np.arange(n) - 2).astype(np.float16)
+    graph = {
+        "name": "matmul_add",
+        "inputs": [{"name": "x", "dtype": "FLOAT16", "shape": [m, k]}],
+        "initializers": [
+            {"name": "w", "tensor": _tensor_json(w)},
+            {"name": "b", "tensor": _tensor_json(b)},
+        ],
+        "nodes": [
+            {"name": "mm", "opType": "MatMul", "inputs": ["x", "w"], "outputs": ["xw"]},
+            {"name": "bias", "opType": "Add", "inputs": ["xw", "b"], "outputs": ["y"]},
+        ],
+        "outputs": ["y"],
+    }
+    return graph, w, b
+
+
+def _tensor_json(a):
+    import base64
+    return {"dtype": "FLOAT16", "shape": list(a.shape), "data": base64.b64encode(a.astype("<f2").tobytes()).decode()}
+
+
+def small_ints(shape, dtype=np.float16):
+    return (np.arange(int(np.prod(shape))).reshape(shape) % 5 - 2).astype(dtype)
+
+
+class DtypeMapping(unittest.TestCase):
+    def test_numpy_dtypes_map_to_the_protos_names(self):
+        expected = {np.float16: "FLOAT16", np.float32: "FLOAT32", np.int32: "INT32", np.int8: "INT8",
+                    np.bool_: "BOOL", np.int64: "INT64"}
+        for numpy_dtype, name in expected.items():
+            with self.subTest(name):
+                t = npuserve.to_tensor(np.zeros((2, 3), numpy_dtype))
+                self.assertEqual(npuserve.tensor_pb2.DataType.Name(t.dtype), name)
+                self.assertEqual(len(t.data), 6 * np.dtype(numpy_dtype).itemsize)
+                self.assertEqual(npuserve.from_tensor(t).dtype, np.dtype(numpy_dtype))
+
+
+class PlainServer(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server()
+        cls.npu = npuserve.connect(cls.server.target, timeout=30)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.npu.close()
+        cls.server.stop()
+
+    def test_health_devices_and_stats(self):
+        self.assertEqual(self.npu.health(), "SERVING")
+        devices = self.npu.devices()
+        self.assertEqual([d.id for d in devices], ["npu:0"])
+        self.assertEqual(devices[0].preset, "ascend910")
+        before = self.npu.stats().runs_total
+        graph, _, _ = matmul_add_graph()
+        self.npu.run(graph, {"x": small_ints((3, 4))})
+        self.assertEqual(self.npu.stats().runs_total, before + 1)
+
+    def test_every_dtype_round_trips_bit_for_bit(self):
+        f16 = np.array([0.0, -0.0, 1.0, 65504.0, -65504.0, np.inf, -np.inf, np.nan, 6e-8, 2 ** -24], np.float16)
+        cases = {
+            "float16": f16.reshape(2, 5),
+            "float32": np.array([[0.0, -0.0, 1.5e-45, 3.4028235e38], [np.inf, np.nan, -1.0, 1e-10]], np.float32),
+            "int32": np.array([-2 ** 31, -1, 0, 2 ** 31 - 1], np.int32),
+            "int8": np.array([-128, -1, 0, 127], np.int8).reshape(2, 2, 1),
+            "bool": np.array([[True, False, True]]),
+            "int64": np.array([-2 ** 63, -1, 0, 2 ** 63 - 1], np.int64),
+            "scalar": np.array(3.25, np.float32),
+            "empty": np.zeros((0, 3), np.float16),
+        }
+        for name, array in cases.items():
+            with self.subTest(name):
+                handle = self.npu.upload(array)
+                self.assertEqual(handle.shape, array.shape)
+                self.assertEqual(handle.dtype, array.dtype.name)
+                self.assertEqual(handle.bytes, array.nbytes)
+                back = self.npu.download(handle)
+                self.npu.free(handle)
+                self.assertEqual(back.dtype, array.dtype)
+                self.assertEqual(back.shape, array.shape)
+                self.assertEqual(back.tobytes(), array.tobytes())
+                back[...] = 0 if back.size else back  # writable
+
+    def test_layouts_are_sent_row_major_little_endian(self):
+        a = np.arange(12, dtype=np.float32).reshape(3, 4)
+        for name, view in {"transposed": a.T, "strided": a[:, ::2], "big-endian": a.astype(">f4")}.items():
+            with self.subTest(name):
+                h = self.npu.upload(view)
+                back = self.npu.download(h)
+                self.npu.free(h)
+                np.testing.assert_array_equal(back, np.asarray(view, dtype=np.float32))
+                self.assertEqual(back.dtype, np.dtype("<f4"))
+
+    def test_a_tensor_larger_than_one_chunk(self):
+        a = np.random.default_rng(1).standard_normal((3 << 20) // 4 + 5).astype(np.float32)  # 3 MiB + 20 B
+        h = self.npu.upload(a)
+        self.assertEqual(self.npu.download(h).tobytes(), a.tobytes())
+        self.npu.free(h)
+        self.assertNotIn(h, self.npu.handles())
+
+    def test_dtypes_without_a_device_type_are_refused_by_name(self):
+        for array in (np.zeros(3, np.float64), np.zeros(3, np.uint8), np.zeros(3, np.complex64)):
+            with self.subTest(array.dtype.name):
+                with self.assertRaisesRegex(ValueError, f"{array.dtype.name} is not a device dtype .*float16"):
+                    self.npu.upload(array)
+
+    def test_register_and_run_with_numpy_exactly(self):
+        graph, w, b = matmul_add_graph()
+        mm = self.npu.register(graph)
+        self.assertEqual(mm.inputs, [npuserve.ValueType("x", "float16", (3, 4))])
+        self.assertEqual(mm.outputs, [npuserve.ValueType("y", "float16", (3, 5))])
+        x = small_ints((3, 4))
+        y = mm(x=x)["y"]
+        expected = (x.astype(np.float64) @ w.astype(np.float64) + b).astype(np.float16)
+        self.assertEqual(y.dtype, np.float16)
+        np.testing.assert_array_equal(y, expected)
+        # The same graph inline, and a Python list converted to the declared dtype.
+        np.testing.assert_array_equal(self.npu.run(graph, {"x": x.tolist()})["y"], expected)
+        mm.unregister()
+        with self.assertRaises(npuserve.NpuError) as e:
+            mm(x=x)
+        self.assertEqual(e.exception.code.name, "NOT_FOUND")
+
+    def test_run_with_torch_tensors(self):
+        import torch
+        graph, w, b = matmul_add_graph()
+        with self.npu.register(graph) as mm:
+            x = torch.from_numpy(small_ints((3, 4)))
+            y = mm(x=x)["y"]
+            np.testing.assert_array_equal(y, (x.numpy().astype(np.float64) @ w + b).astype(np.float16))
+            with self.assertRaisesRegex(ValueError, "bfloat16 is not a device dtype"):
+                mm(x=x.to(torch.bfloat16))
+
+    def test_handles_in_and_outputs_kept_on_the_device(self):
+        graph, w, b = matmul_add_graph()
+        with self.npu.register(graph) as mm:
+            x = small_ints((3, 4))
+            hx = self.npu.upload(x)
+            result = mm(x=hx, keep=["y"])
+            hy = result["y"]
+            self.assertIsInstance(hy, npuserve.Handle)
+            self.assertEqual((hy.dtype, hy.shape), ("float16", (3, 5)))
+            np.testing.assert_array_equal(self.npu.download(hy), (x.astype(np.float64) @ w + b).astype(np.float16))
+            for h in (hx, hy):
+                self.npu.free(h)
+
+    def test_a_wrong_input_says_what_to_convert(self):
+        graph, _, _ = matmul_add_graph()
+        with self.npu.register(graph) as mm:
+            with self.assertRaisesRegex(ValueError, r'input "x": expects float16, got float64 .*astype\(np.float16\)'):
+                mm(x=np.zeros((3, 4)))
+
+    def test_server_errors_name_the_node(self):
+        graph, _, _ = matmul_add_graph()
+        graph["initializers"][0]["tensor"]["shape"] = [5, 4]  # x [3, 4] @ w [5, 4]
+        graph["initializers"][0]["tensor"]["data"] = _tensor_json(np.zeros((5, 4), np.float16))["data"]
+        with self.assertRaises(npuserve.NpuError) as e:
+            self.npu.register(graph)
+        self.assertEqual(e.exception.code.name, "INVALID_ARGUMENT")
+        self.assertIn('node "mm" (MatMul)', e.exception.details)
+        self.assertTrue(str(e.exception).startswith("INVALID_ARGUMENT: "))
+
+    def test_profile_rows_are_the_op_summary_npu_run_writes(self):
+        mlp = os.path.join(ARGS.source, "examples", "graphs", "mlp.json")
+        x = np.load(os.path.join(ARGS.source, "examples", "graphs", "mlp_x.npy"))
+        result = self.npu.run(mlp, {"x": x}, profile=True)
+        rows = result.op_summary()
+        self.assertEqual([r["Op Name"] for r in rows], ["fc1", "bias1", "relu1", "fc2", "bias2"])
+        self.assertEqual(list(rows[0]), npuserve.OP_SUMMARY_COLUMNS)
+        self.assertEqual(rows[0]["Task Type"], "AI_CORE")
+        self.assertIsNone(rows[0]["aiv_vec_ratio"])
+        self.assertIsNone(rows[1]["aic_mac_ratio"])
+        fc1 = result.profile.nodes[0]
+        self.assertEqual(rows[0]["Task Duration(us)"], (fc1.end_cycle - fc1.start_cycle) / result.profile.clock_mhz)
+        # The modeled cycles are the same for every run of this graph on an idle
+        # device, so `npu run --op-summary` must write the same CSV.
+        out = tempfile.mkdtemp()
+        try:
+            np.save(os.path.join(out, "x.npy"), x)
+            csv_path = os.path.join(out, "op_summary.csv")
+            subprocess.run([ARGS.npu, "--target", self.server.target, "run", mlp, "--input",
+                            f"x={os.path.join(out, 'x.npy')}", "--output-dir", out, "--op-summary", csv_path],
+                           check=True, capture_output=True)
+            with open(csv_path, encoding="utf-8") as f:
+                self.assertEqual(npuserve.op_summary_csv(result.profile), f.read())
+        finally:
+            shutil.rmtree(out)
+
+    def test_onnx_models_and_torch_modules_wait_for_the_servers_import(self):
+        import torch
+        for model in ("model.onnx", b"\x08\x07", torch.nn.Linear(2, 2)):
+            with self.subTest(type(model).__name__):
+                with self.assertRaisesRegex(NotImplementedError, "issue 12"):
+                    self.npu.register(model)
+
+
+class TokenServer(unittest.TestCase):
+    def test_bearer_token(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".tokens", delete=False) as f:
+            f.write("s3cret alice\n")
+        server = Server(f"--auth_tokens={f.name}")
+        try:
+            with npuserve.connect(server.target, token="s3cret") as npu:
+                self.assertEqual(len(npu.devices()), 1)
+            with npuserve.connect(server.target, token="wrong") as npu:
+                with self.assertRaises(npuserve.NpuError) as e:
+                    npu.devices()
+                self.assertEqual(e.exception.code.name, "UNAUTHENTICATED")
+        finally:
+            server.stop()
+            os.unlink(f.name)
+
+
+class MutualTlsServer(unittest.TestCase):
+    def test_client_certificate_and_mismatch_hints(self):
+        d = tempfile.mkdtemp()
+        try:
+            for name in ("server", "client"):
+                subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                                "-nodes", "-days", "1", "-subj", "/CN=localhost", "-addext",
+                                "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", f"{d}/{name}.key", "-out",
+                                f"{d}/{name}.pem"], check=True, capture_output=True)
+            server = Server(f"--tls-cert={d}/server.pem", f"--tls-key={d}/server.key",
+                            f"--tls-client-ca={d}/client.pem")
+            try:
+                tls = npuserve.TLS(ca=f"{d}/server.pem", cert=f"{d}/client.pem", key=f"{d}/client.key")
+                with npuserve.connect(server.target, tls=tls, retry=False) as npu:
+                    self.assertEqual(npu.health(), "SERVING")
+                with npuserve.connect(server.target, retry=False, timeout=10) as npu:
+                    with self.assertRaisesRegex(npuserve.NpuError, "if it serves TLS, pass tls="):
+                        npu.devices()
+                with npuserve.connect(server.target, tls=f"{d}/server.pem", retry=False, timeout=10) as npu:
+                    with self.assertRaisesRegex(npuserve.NpuError, "requires client certificates"):
+                        npu.devices()
+                with self.assertRaisesRegex(ValueError, "needs its key"):
+                    npuserve.TLS(cert=f"{d}/client.pem")
+            finally:
+                server.stop()
+        finally:
+            shutil.rmtree(d)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--server", required=True)
+    parser.add_argument("--npu", required=True)
+    parser.add_argument("--source", required=True)
+    ARGS, rest = parser.parse_known_args()
+    unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
