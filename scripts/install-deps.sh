@@ -2,6 +2,7 @@
 # Installs the Debian packages npuserve needs, only those missing (idempotent).
 #   scripts/install-deps.sh          build + run (npu-server, npu, the Python client, demo.sh's timeline)
 #   scripts/install-deps.sh --test   also what the test suite and benches use
+#   scripts/install-deps.sh --clang  also clang 14 (thread-safety analysis, fuzzing)
 set -euo pipefail
 
 build_pkgs=(
@@ -15,8 +16,16 @@ test_pkgs=(
   python3-torch python3-onnx python3-yaml openssl
 )
 
+clang_pkgs=(clang-14 libclang-rt-14-dev)
+
 pkgs=("${build_pkgs[@]}")
-if [[ "${1:-}" == "--test" ]]; then pkgs+=("${test_pkgs[@]}"); fi
+for group in "$@"; do
+  case $group in
+    --test) pkgs+=("${test_pkgs[@]}") ;;
+    --clang) pkgs+=("${clang_pkgs[@]}") ;;
+    *) echo "install-deps: unknown option $group (--test, --clang)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${pkgs[@]}"; do

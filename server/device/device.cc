@@ -49,7 +49,7 @@ void Device::CloseRun() {
   arena_.Trim(arena_keep_bytes_);
   completed_horizon_.store(pool_.horizon());
   runs_.fetch_add(1);
-  std::lock_guard<std::mutex> lock(stats_mu_);
+  MutexLock lock(&stats_mu_);
   stats_horizon_ = pool_.horizon();
   stats_busy_ = UnitCycles{};
   for (const auto& c : pool_.cores()) stats_busy_ += c.busy;
@@ -69,7 +69,7 @@ DeviceStatsSnapshot Device::Stats() const {
   s.memory_used = memory_used_.load();
   s.cores = core_count_;
   s.held_for = executor_.held_for();
-  std::lock_guard<std::mutex> lock(stats_mu_);
+  MutexLock lock(&stats_mu_);
   s.timeline_cycles = stats_horizon_;
   s.busy = stats_busy_;
   return s;

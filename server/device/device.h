@@ -7,11 +7,11 @@
 #include <memory>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "base/mutex.h"
 #include "server/device/core_pool.h"
 #include "server/device/device_executor.h"
 #include "server/device/device_preset.h"
@@ -83,9 +83,9 @@ class Device {
   CorePool pool_;   // touched only by the job holding the device
   RunArena arena_;  // likewise
   const int core_count_;
-  mutable std::mutex stats_mu_;  // guards the copies below, refreshed after each run
-  uint64_t stats_horizon_ = 0;
-  UnitCycles stats_busy_;
+  mutable Mutex stats_mu_;  // copies for Stats(), refreshed after each run
+  uint64_t stats_horizon_ ABSL_GUARDED_BY(stats_mu_) = 0;
+  UnitCycles stats_busy_ ABSL_GUARDED_BY(stats_mu_);
   DeviceExecutor executor_;  // last: its thread stops before the members above go
 };
 

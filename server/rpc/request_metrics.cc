@@ -22,7 +22,7 @@ const std::vector<double>& RequestMetrics::Buckets() {
 void RequestMetrics::Observe(absl::string_view method, absl::StatusCode code, double latency_s) {
   const auto& bounds = Buckets();
   const size_t bucket = std::lower_bound(bounds.begin(), bounds.end(), latency_s) - bounds.begin();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Series& s = series_[{std::string(method), code}];
   if (s.buckets.empty()) s.buckets.assign(bounds.size() + 1, 0);  // last: +Inf
   ++s.count;
@@ -38,7 +38,7 @@ std::string RequestMetrics::Render() const {
   std::string hist =
       "# HELP npu_request_duration_seconds Request latency seen by the server, by method and gRPC status.\n"
       "# TYPE npu_request_duration_seconds histogram\n";
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (const auto& [key, s] : series_) {
     const std::string labels =
         absl::StrCat("method=\"", key.first, "\",status=\"", absl::StatusCodeToString(key.second), "\"");

@@ -4,12 +4,12 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "base/mutex.h"
 #include "absl/strings/string_view.h"
 
 namespace npu::rpc {
@@ -31,8 +31,8 @@ class RequestMetrics {
     double sum_s = 0;
     std::vector<uint64_t> buckets;  // non-cumulative; rendered cumulative
   };
-  mutable std::mutex mu_;
-  std::map<std::pair<std::string, absl::StatusCode>, Series> series_;
+  mutable Mutex mu_;
+  std::map<std::pair<std::string, absl::StatusCode>, Series> series_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace npu::rpc

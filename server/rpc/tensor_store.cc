@@ -22,6 +22,7 @@ absl::Status HandleNotFound(const std::string& handle) {
 }  // namespace
 
 TensorStore::~TensorStore() {
+  MutexLock lock(&mu_);
   for (auto& [key, e] : tensors_) e.stored.device->ReleaseMemory(e.stored.tensor.bytes());
 }
 
@@ -41,7 +42,7 @@ v1::TensorHandle TensorStore::Describe(const StoredTensor& t) {
 }
 
 absl::Status TensorStore::Reserve(const std::string& tenant, device::Device* device, uint64_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   MaybeSweepLocked(Clock::now());  // expired handles first give their memory back
   uint64_t& used = tenant_bytes_[tenant];
   if (options_.tenant_quota_bytes > 0 &&
@@ -58,7 +59,7 @@ absl::Status TensorStore::Reserve(const std::string& tenant, device::Device* dev
 
 void TensorStore::Release(const std::string& tenant, device::Device* device, uint64_t bytes) {
   device->ReleaseMemory(bytes);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   tenant_bytes_[tenant] -= bytes;
 }
 
@@ -77,7 +78,7 @@ v1::TensorHandle TensorStore::PutReserved(const std::string& tenant, device::Dev
                                           graph::HostTensor tensor) {
   Entry e{StoredTensor{NewHandle(), device, std::move(tensor)}, tenant, Clock::now()};
   v1::TensorHandle described = Describe(e.stored);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const std::string key = Key(tenant, e.stored.handle);
   tensors_.emplace(key, std::move(e));
   return described;
@@ -105,7 +106,7 @@ void TensorStore::MaybeSweepLocked(Clock::time_point now) {
 }
 
 size_t TensorStore::ExpireIdle(Clock::time_point now) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const size_t before = tensors_.size();
   next_sweep_ = {};
   MaybeSweepLocked(now);
@@ -114,7 +115,7 @@ size_t TensorStore::ExpireIdle(Clock::time_point now) {
 
 absl::StatusOr<StoredTensor> TensorStore::Get(const std::string& tenant, const std::string& handle) {
   const Clock::time_point now = Clock::now();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   MaybeSweepLocked(now);
   auto it = tensors_.find(Key(tenant, handle));
   if (it == tensors_.end()) return HandleNotFound(handle);
@@ -127,7 +128,7 @@ absl::StatusOr<StoredTensor> TensorStore::Get(const std::string& tenant, const s
 }
 
 absl::Status TensorStore::Free(const std::string& tenant, const std::string& handle) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = tensors_.find(Key(tenant, handle));
   if (it == tensors_.end()) return HandleNotFound(handle);
   EraseLocked(it);
@@ -136,7 +137,7 @@ absl::Status TensorStore::Free(const std::string& tenant, const std::string& han
 
 std::vector<v1::TensorHandle> TensorStore::List(const std::string& tenant) {
   std::vector<v1::TensorHandle> out;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   MaybeSweepLocked(Clock::now());
   for (const auto& [key, e] : tensors_) {
     if (e.tenant == tenant) out.push_back(Describe(e.stored));
@@ -145,7 +146,7 @@ std::vector<v1::TensorHandle> TensorStore::List(const std::string& tenant) {
 }
 
 uint64_t TensorStore::tenant_bytes(const std::string& tenant) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = tenant_bytes_.find(tenant);
   return it == tenant_bytes_.end() ? 0 : it->second;
 }

@@ -9,12 +9,12 @@
 
 #include <chrono>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/mutex.h"
 #include "npu/v1/memory.pb.h"
 #include "server/device/device.h"
 #include "server/graph/host_tensor.h"
@@ -72,15 +72,14 @@ class TensorStore {
   static std::string NewHandle();
   static std::string Key(const std::string& tenant, const std::string& handle) { return tenant + '\0' + handle; }
   bool Expired(const Entry& e, Clock::time_point now) const;
-  // Both with mu_ held.
-  void EraseLocked(std::unordered_map<std::string, Entry>::iterator it);
-  void MaybeSweepLocked(Clock::time_point now);
+  void EraseLocked(std::unordered_map<std::string, Entry>::iterator it) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void MaybeSweepLocked(Clock::time_point now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const TensorStoreOptions options_;
-  std::mutex mu_;
-  std::unordered_map<std::string, Entry> tensors_;    // by Key(tenant, handle)
-  std::unordered_map<std::string, uint64_t> tenant_bytes_;
-  Clock::time_point next_sweep_{};
+  Mutex mu_;
+  std::unordered_map<std::string, Entry> tensors_ ABSL_GUARDED_BY(mu_);  // by Key(tenant, handle)
+  std::unordered_map<std::string, uint64_t> tenant_bytes_ ABSL_GUARDED_BY(mu_);
+  Clock::time_point next_sweep_ ABSL_GUARDED_BY(mu_) = {};
 };
 
 }  // namespace npu::rpc
