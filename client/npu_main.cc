@@ -17,6 +17,7 @@
 #include "client/cli/devices_command.h"
 #include "client/cli/health_command.h"
 #include "client/cli/load_command.h"
+#include "client/cli/migrate_command.h"
 #include "client/cli/run_command.h"
 #include "client/cli/stats_command.h"
 #include "client/client.h"
@@ -67,6 +68,27 @@ absl::StatusOr<std::unique_ptr<Client>> ConnectFromArgs(const GlobalArgs& args) 
   absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect(args.target, options);
   if (!client.ok()) return cli::UsageError(client.status());
   return client;
+}
+
+// The position of "migrate" when it is the command (after global options
+// only), else -1: its arguments go to the Python tool untouched, --help too.
+int MigrateCommandAt(const CLI::App& app, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "migrate") return i;
+    if (arg.rfind('-', 0) != 0) return -1;  // another command
+    if (arg.find('=') != std::string::npos) continue;
+    const CLI::Option* option = app.get_option_no_throw(arg);
+    if (option != nullptr && option->get_type_size() != 0) ++i;  // skip its value
+  }
+  return -1;
+}
+
+int RunMigrate(int argc, char** argv, int at) {
+  absl::StatusOr<cli::MigrateTool> tool = cli::FindMigrateTool("/proc/self/exe");
+  if (!tool.ok()) return cli::ReportError(cli::UsageError(tool.status()), std::cerr);
+  absl::Status failed = cli::ExecMigrateTool(*tool, std::vector<std::string>(argv + at + 1, argv + argc));
+  return cli::ReportError(cli::UsageError(failed), std::cerr);
 }
 
 }  // namespace
@@ -149,6 +171,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   load->add_option("--device", load_args.device, "npu:N")->capture_default_str();
   load->add_option("--seed", load_args.seed, "seed of the random inputs")->capture_default_str();
+
+  // Listed in --help; run by RunMigrate before parsing, since its options are the tool's.
+  app.add_subcommand("migrate",
+                     "report what a PyTorch GPU training script changes on an NPU, write a converted copy, "
+                     "change_list.csv and unsupported_op.csv (npu migrate --help)");
+  if (const int at = MigrateCommandAt(app, argc, argv); at > 0) return RunMigrate(argc, argv, at);
 
   if (argc < 2) {
     std::cerr << app.help();

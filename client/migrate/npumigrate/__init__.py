@@ -1,0 +1,1 @@
+"""The migration report of `npu migrate` (see npu_migrate.py)."""
