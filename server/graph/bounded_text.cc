@@ -45,7 +45,8 @@ std::string Quoted(absl::string_view name) {
 
 std::string BoundedMessage(absl::string_view text, size_t max_wire_bytes) {
   if (WireSize(text) <= max_wire_bytes) return std::string(text);
-  const std::string marker = absl::StrCat(" ... [", text.size(), " bytes in all, cut here] ... ");
+  const std::string marker =
+      absl::StrCat(" ... [cut: the message has ", text.size(), " bytes; the server log has all of it] ... ");
   if (marker.size() >= max_wire_bytes) return std::string(Head(text, max_wire_bytes));
   const size_t room = max_wire_bytes - marker.size();
   const absl::string_view head = Head(text, room / 2);

@@ -1,5 +1,6 @@
 #include "server/graph/node_attributes.h"
 
+#include "server/graph/bounded_text.h"
 #include "server/graph/node_error.h"
 
 namespace npu::graph {
@@ -8,7 +9,7 @@ absl::Status NodeAttributes::CheckKnown(std::initializer_list<absl::string_view>
   for (const auto& [name, value] : node_.attributes()) {
     bool found = false;
     for (absl::string_view k : known) found = found || k == name;
-    if (!found) return NodeError(node_, "unknown attribute \"", name, "\"");
+    if (!found) return NodeError(node_, "unknown attribute ", Quoted(name));
   }
   return absl::OkStatus();
 }
@@ -21,12 +22,12 @@ const v1::AttributeValue* NodeAttributes::Find(absl::string_view name) const {
 bool NodeAttributes::Has(absl::string_view name) const { return Find(name) != nullptr; }
 
 absl::Status NodeAttributes::WrongType(absl::string_view name, absl::string_view wanted) const {
-  return NodeError(node_, "attribute \"", name, "\" must be ", wanted);
+  return NodeError(node_, "attribute ", Quoted(name), " must be ", wanted);
 }
 
 absl::StatusOr<int64_t> NodeAttributes::Int(absl::string_view name) const {
   const auto* v = Find(name);
-  if (v == nullptr) return NodeError(node_, "missing required attribute \"", name, "\"");
+  if (v == nullptr) return NodeError(node_, "missing required attribute ", Quoted(name));
   return Int(name, 0);
 }
 

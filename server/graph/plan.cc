@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/graph/bounded_text.h"
 #include "server/graph/guarded_call.h"
 #include "server/graph/node_error.h"
 #include "server/graph/shape_math.h"
@@ -46,7 +47,7 @@ class PlanBuilder {
   absl::StatusOr<int> DefineValue(const std::string& name, const std::string& what) {
     if (name.empty()) return absl::InvalidArgumentError(absl::StrCat(what, " has an empty name"));
     if (ids_.contains(name)) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": value \"", name, "\" is defined more than once"));
+      return absl::InvalidArgumentError(absl::StrCat(what, ": value ", Quoted(name), " is defined more than once"));
     }
     const int id = static_cast<int>(plan_->values.size());
     PlanValue value;
@@ -64,7 +65,7 @@ class PlanBuilder {
 
   absl::Status AddInputs() {
     for (const auto& in : graph_->inputs()) {
-      const std::string what = absl::StrCat("graph input \"", in.name(), "\"");
+      const std::string what = absl::StrCat("graph input ", Quoted(in.name()));
       auto type = ValidateType(in.dtype(), in.shape(), what);
       if (!type.ok()) return type.status();
       if (auto s = CheckBytes(*type, what); !s.ok()) return s;
@@ -78,7 +79,7 @@ class PlanBuilder {
 
   absl::Status AddInitializers() {
     for (const auto& init : graph_->initializers()) {
-      const std::string what = absl::StrCat("initializer \"", init.name(), "\"");
+      const std::string what = absl::StrCat("initializer ", Quoted(init.name()));
       auto type = ValidateType(init.tensor().dtype(), init.tensor().shape(), what);
       if (!type.ok()) return type.status();
       if (type->bytes() != init.tensor().data().size()) {
@@ -100,10 +101,10 @@ class PlanBuilder {
     for (int i = 0; i < graph_->nodes_size(); ++i) {
       const v1::Node* node = &graph_->nodes(i);
       if (!node_names.emplace(node->name(), i).second) {
-        return absl::InvalidArgumentError(absl::StrCat("node name \"", node->name(), "\" is used more than once"));
+        return absl::InvalidArgumentError(absl::StrCat("node name ", Quoted(node->name()), " is used more than once"));
       }
       const OpDef* op = OpRegistry::Global().Find(node->op_type());
-      if (op == nullptr) return NodeError(*node, "unknown op type \"", node->op_type(), "\"");
+      if (op == nullptr) return NodeError(*node, "unknown op type ", Quoted(node->op_type()));
       if (node->inputs_size() < op->min_inputs || node->inputs_size() > op->max_inputs) {
         return NodeError(*node, "takes ", op->min_inputs == op->max_inputs ? "" : "from ", op->min_inputs,
                          op->min_inputs == op->max_inputs ? "" : absl::StrCat(" to ", op->max_inputs),
@@ -133,7 +134,7 @@ class PlanBuilder {
           continue;
         }
         auto it = ids_.find(name);
-        if (it == ids_.end()) return NodeError(*pn.node, "input ", j, " \"", name, "\" is not defined");
+        if (it == ids_.end()) return NodeError(*pn.node, "input ", j, " ", Quoted(name), " is not defined");
         pn.inputs.push_back(it->second);
       }
     }
@@ -151,7 +152,7 @@ class PlanBuilder {
         const int p = plan_->values[v].producer;
         if (p < 0) continue;
         if (p == i) {
-          return NodeError(*nodes_[i].node, "input \"", plan_->values[v].name, "\" is its own output (self-loop)");
+          return NodeError(*nodes_[i].node, "input ", Quoted(plan_->values[v].name), " is its own output (self-loop)");
         }
         ++pending[i];
         consumers[p].push_back(i);
@@ -173,7 +174,7 @@ class PlanBuilder {
     if (static_cast<int>(order.size()) != n) {
       std::vector<std::string> stuck;
       for (int i = 0; i < n && stuck.size() < 8; ++i) {
-        if (pending[i] > 0) stuck.push_back(absl::StrCat("\"", nodes_[i].node->name(), "\""));
+        if (pending[i] > 0) stuck.push_back(Quoted(nodes_[i].node->name()));
       }
       return absl::InvalidArgumentError(
           absl::StrCat("graph has a cycle through nodes ", absl::StrJoin(stuck, ", ")));
@@ -235,11 +236,11 @@ class PlanBuilder {
     for (const auto& name : graph_->outputs()) {
       auto it = ids_.find(name);
       if (it == ids_.end()) {
-        return absl::InvalidArgumentError(absl::StrCat("graph output \"", name, "\" is not defined by any node, "
+        return absl::InvalidArgumentError(absl::StrCat("graph output ", Quoted(name), " is not defined by any node, "
                                                        "input or initializer"));
       }
       if (!seen.emplace(name, 0).second) {
-        return absl::InvalidArgumentError(absl::StrCat("graph output \"", name, "\" is listed more than once"));
+        return absl::InvalidArgumentError(absl::StrCat("graph output ", Quoted(name), " is listed more than once"));
       }
       plan_->outputs.push_back(it->second);
     }

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "server/graph/bounded_text.h"
 
 namespace npu::graph {
 namespace {
@@ -20,7 +21,7 @@ absl::Status CheckInputs(const Plan& plan, const std::vector<HostTensor>& inputs
   for (size_t i = 0; i < inputs.size(); ++i) {
     const PlanValue& v = plan.values[plan.inputs[i]];
     if (!(inputs[i].type() == v.type)) {
-      return absl::InvalidArgumentError(absl::StrCat("input \"", v.name, "\" is ", ToString(inputs[i].type()),
+      return absl::InvalidArgumentError(absl::StrCat("input ", Quoted(v.name), " is ", ToString(inputs[i].type()),
                                                      "; the graph declares ", ToString(v.type)));
     }
   }

@@ -134,6 +134,11 @@ absl::StatusOr<int64_t> CheckedWindowOutput(const WindowGeometry& g, absl::strin
   // In 128 bits every term of torch's formula is exact for any int64 inputs.
   using i128 = __int128;
   const i128 padded = i128{g.input} + g.pad_begin + g.pad_end;
+  // Bounding the padded extent bounds every window position and tap offset a run computes.
+  if (padded > kMaxElements) {
+    return bad("the padded input extent (input ", g.input, ", pads ", g.pad_begin, " + ", g.pad_end, ") exceeds ",
+               kMaxElements);
+  }
   const i128 effective = i128{g.dilation} * (g.kernel - 1) + 1;
   const i128 room = padded - effective;  // < 0: the kernel does not fit the padded input
   const i128 s = g.stride;
@@ -145,13 +150,12 @@ absl::StatusOr<int64_t> CheckedWindowOutput(const WindowGeometry& g, absl::strin
   // A last window that would start in the end padding is dropped (torch; ONNX's reference since opset 19).
   if (g.ceil_mode && out >= 1 && (out - 1) * s >= i128{g.input} + g.pad_begin) --out;
   if (out < 1) {
-    return bad("the kernel spans ", static_cast<int64_t>(std::min<i128>(effective, INT64_MAX)), " elements (kernel ",
-               g.kernel, ", dilation ", g.dilation, "), more than the padded input's ",
-               static_cast<int64_t>(std::min<i128>(padded, INT64_MAX)), " (input ", g.input, ", pads ", g.pad_begin,
-               " + ", g.pad_end, ")");
+    return bad("the kernel spans ", absl::StrCat(effective > INT64_MAX ? "more than " : "",
+                                                 static_cast<int64_t>(std::min<i128>(effective, INT64_MAX))),
+               " elements (kernel ", g.kernel, ", dilation ", g.dilation, "), more than the padded input's ",
+               static_cast<int64_t>(padded), " (input ", g.input, ", pads ", g.pad_begin, " + ", g.pad_end, ")");
   }
-  if (out > kMaxElements) return bad("output extent exceeds ", kMaxElements, " (pads ", g.pad_begin, " + ", g.pad_end, ")");
-  return static_cast<int64_t>(out);
+  return static_cast<int64_t>(out);  // <= padded <= kMaxElements
 }
 
 }  // namespace npu::graph

@@ -66,8 +66,10 @@ absl::StatusOr<SliceRange> CheckedSlice(int64_t start, int64_t end, int64_t step
 
 // One spatial extent of a sliding window (Conv, pooling), ONNX's formula:
 //   out = floor_or_ceil((in + pad_begin + pad_end - dilation * (kernel - 1) - 1) / stride) + 1
-// kernel, stride and dilation must be >= 1 and pads >= 0; the dilated kernel
-// must fit the padded input (torch and ONNX reject it otherwise), so out >= 1.
+// kernel, stride and dilation must be >= 1 and pads >= 0; the padded input
+// extent at most kMaxElements (so window offsets in a run cannot overflow); the
+// dilated kernel must fit the padded input (torch and ONNX reject it
+// otherwise), so out >= 1.
 // With ceil_mode a last window that would start inside the end padding is
 // dropped, as torch (and ONNX's reference since opset 19) do.
 struct WindowGeometry {

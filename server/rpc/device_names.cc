@@ -3,6 +3,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "server/graph/bounded_text.h"
 
 namespace npu::rpc {
 
@@ -14,10 +15,10 @@ absl::StatusOr<DeviceRef> ParseDevice(absl::string_view text) {
     ref.was_cuda = true;
   } else if (!absl::ConsumePrefix(&rest, "npu:")) {
     return absl::InvalidArgumentError(
-        absl::StrCat("device \"", text, "\" is not of the form npu:N (cuda:N is accepted too)"));
+        absl::StrCat("device ", graph::Quoted(text), " is not of the form npu:N (cuda:N is accepted too)"));
   }
   if (!absl::SimpleAtoi(rest, &ref.index) || ref.index < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("device \"", text, "\": \"", rest, "\" is not a device index"));
+    return absl::InvalidArgumentError(absl::StrCat("device ", graph::Quoted(text), ": ", graph::Quoted(rest), " is not a device index"));
   }
   return ref;
 }

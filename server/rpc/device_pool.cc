@@ -1,6 +1,7 @@
 #include "server/rpc/device_pool.h"
 
 #include "absl/strings/str_cat.h"
+#include "server/graph/bounded_text.h"
 #include "server/rpc/device_names.h"
 
 namespace npu::rpc {
@@ -13,7 +14,7 @@ absl::StatusOr<device::Device*> DevicePool::Find(absl::string_view name) const {
   auto ref = ParseDevice(name);
   if (!ref.ok()) return ref.status();
   if (ref->index >= static_cast<int>(devices_.size())) {
-    return absl::NotFoundError(absl::StrCat("device \"", name, "\" does not exist; this server has npu:0..npu:",
+    return absl::NotFoundError(absl::StrCat("device ", graph::Quoted(name), " does not exist; this server has npu:0..npu:",
                                             devices_.size() - 1));
   }
   return devices_[ref->index].get();

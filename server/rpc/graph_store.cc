@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "server/graph/bounded_text.h"
 
 namespace npu::rpc {
 
@@ -41,7 +42,7 @@ std::string GraphStore::Add(const std::string& tenant, std::shared_ptr<const gra
 absl::StatusOr<std::shared_ptr<RegisteredGraph>> GraphStore::Get(const std::string& tenant, const std::string& id) {
   MutexLock lock(&mu_);
   auto it = graphs_.find(tenant + '\0' + id);
-  if (it == graphs_.end()) return absl::NotFoundError(absl::StrCat("graph id \"", id, "\" not found"));
+  if (it == graphs_.end()) return absl::NotFoundError(absl::StrCat("graph id ", graph::Quoted(id), " not found"));
   return it->second;
 }
 
@@ -49,7 +50,7 @@ absl::Status GraphStore::Remove(const std::string& tenant, const std::string& id
   std::shared_ptr<RegisteredGraph> removed;  // destroyed after the lock is released
   MutexLock lock(&mu_);
   auto it = graphs_.find(tenant + '\0' + id);
-  if (it == graphs_.end()) return absl::NotFoundError(absl::StrCat("graph id \"", id, "\" not found"));
+  if (it == graphs_.end()) return absl::NotFoundError(absl::StrCat("graph id ", graph::Quoted(id), " not found"));
   removed = std::move(it->second);
   graphs_.erase(it);
   return absl::OkStatus();

@@ -5,14 +5,36 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/rpc/grpc_status.h"
+#include "server/rpc/parse_error_interceptor.h"
 #include "server/rpc/request_log.h"
 
 namespace npu::rpc {
+namespace {
+
+// The next chunk of an upload: true with one, false at the end of the stream.
+// A chunk that did not parse also ends the stream for gRPC; when protobuf said
+// why (a string field with invalid UTF-8) it is an error naming the field.
+absl::StatusOr<bool> NextChunk(grpc::ServerReader<v1::UploadChunk>* reader, v1::UploadChunk* chunk, int64_t index) {
+  TakeProtobufParseComplaint();  // what an earlier call on this thread left
+  if (reader->Read(chunk)) return true;
+  const std::string complaint = TakeProtobufParseComplaint();
+  if (complaint.empty()) return false;
+  return absl::InvalidArgumentError(
+      absl::StrCat("upload chunk ", index, " is not a valid npu.v1.UploadChunk message: ", complaint));
+}
+
+}  // namespace
 
 absl::Status MemoryServiceImpl::DoUpload(const std::string& tenant, grpc::ServerReader<v1::UploadChunk>* reader,
                                          v1::TensorHandle* resp) {
   v1::UploadChunk chunk;
-  if (!reader->Read(&chunk)) return absl::InvalidArgumentError("upload stream ended before its header");
+  int64_t index = 1;
+  auto more = NextChunk(reader, &chunk, index);
+  if (!more.ok()) return more.status();
+  if (!*more) {
+    return absl::InvalidArgumentError(
+        "upload stream ended before its header (or its first message is not a valid npu.v1.UploadChunk)");
+  }
   if (!chunk.has_header()) return absl::InvalidArgumentError("the first upload chunk must carry the header");
   auto device = state_.devices.Find(chunk.header().device());
   if (!device.ok()) return device.status();
@@ -27,13 +49,11 @@ absl::Status MemoryServiceImpl::DoUpload(const std::string& tenant, grpc::Server
   graph::HostTensor tensor = graph::HostTensor::Allocate(*type);
   uint64_t received = 0;
   absl::Status status;
-  bool first = true;
-  do {
-    if (!first && chunk.has_header()) {
+  while (true) {
+    if (index > 1 && chunk.has_header()) {
       status = absl::InvalidArgumentError("only the first upload chunk may carry a header");
       break;
     }
-    first = false;
     const std::string& data = chunk.data();
     if (data.size() > expected - received) {
       status = absl::InvalidArgumentError(absl::StrCat("upload sent more than the ", expected, " bytes of ",
@@ -42,10 +62,14 @@ absl::Status MemoryServiceImpl::DoUpload(const std::string& tenant, grpc::Server
     }
     std::memcpy(tensor.mutable_data() + received, data.data(), data.size());
     received += data.size();
-  } while (reader->Read(&chunk));
+    more = NextChunk(reader, &chunk, ++index);
+    if (!more.ok()) status = more.status();
+    if (!more.ok() || !*more) break;
+  }
   if (status.ok() && received != expected) {
     status = absl::InvalidArgumentError(absl::StrCat("upload of ", graph::ToString(*type), " sent ", received,
-                                                     " of ", expected, " bytes"));
+                                                     " of ", expected, " bytes; the stream ended after chunk ",
+                                                     index - 1, " (a chunk that is not a valid message ends it too)"));
   }
   if (!status.ok()) {
     state_.tensors.Release(tenant, *device, expected);

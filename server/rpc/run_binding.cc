@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
+#include "server/graph/bounded_text.h"
 #include "server/rpc/tensor_codec.h"
 
 namespace npu::rpc {
@@ -12,7 +13,7 @@ absl::StatusOr<RunBinding> BindRun(const graph::Plan& plan, const v1::RunRequest
   std::unordered_map<std::string, const v1::RunInput*> given;
   for (const auto& in : req.inputs()) {
     if (!given.emplace(in.name(), &in).second) {
-      return absl::InvalidArgumentError(absl::StrCat("input \"", in.name(), "\" is given more than once"));
+      return absl::InvalidArgumentError(absl::StrCat("input ", graph::Quoted(in.name()), " is given more than once"));
     }
   }
   RunBinding b;
@@ -20,12 +21,12 @@ absl::StatusOr<RunBinding> BindRun(const graph::Plan& plan, const v1::RunRequest
     const graph::PlanValue& value = plan.values[v];
     auto it = given.find(value.name);
     if (it == given.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("graph input \"", value.name, "\" (", ToString(value.type),
+      return absl::InvalidArgumentError(absl::StrCat("graph input ", graph::Quoted(value.name), " (", ToString(value.type),
                                                      ") is not given"));
     }
     const v1::RunInput& in = *it->second;
     given.erase(it);
-    const std::string what = absl::StrCat("input \"", value.name, "\"");
+    const std::string what = absl::StrCat("input ", graph::Quoted(value.name));
     graph::HostTensor t;
     switch (in.source_case()) {
       case v1::RunInput::kTensor: {
@@ -38,7 +39,7 @@ absl::StatusOr<RunBinding> BindRun(const graph::Plan& plan, const v1::RunRequest
         auto stored = store.Get(tenant, in.handle());
         if (!stored.ok()) return absl::NotFoundError(absl::StrCat(what, ": ", stored.status().message()));
         if (stored->device != &device) {
-          return absl::InvalidArgumentError(absl::StrCat(what, ": handle \"", in.handle(), "\" is on ",
+          return absl::InvalidArgumentError(absl::StrCat(what, ": handle ", graph::Quoted(in.handle()), " is on ",
                                                          stored->device->id(), ", the run is on ", device.id()));
         }
         t = std::move(stored->tensor);
@@ -55,7 +56,7 @@ absl::StatusOr<RunBinding> BindRun(const graph::Plan& plan, const v1::RunRequest
   }
   if (!given.empty()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("input \"", given.begin()->first, "\" is not an input of the graph"));
+        absl::StrCat("input ", graph::Quoted(given.begin()->first), " is not an input of the graph"));
   }
   b.keep_on_device.assign(plan.outputs.size(), req.options().keep_all_on_device());
   for (const auto& name : req.options().keep_on_device()) {
@@ -64,8 +65,8 @@ absl::StatusOr<RunBinding> BindRun(const graph::Plan& plan, const v1::RunRequest
       if (plan.values[plan.outputs[i]].name == name) b.keep_on_device[i] = found = true;
     }
     if (!found) {
-      return absl::InvalidArgumentError(absl::StrCat("keep_on_device names \"", name,
-                                                     "\", which is not an output of the graph"));
+      return absl::InvalidArgumentError(absl::StrCat("keep_on_device names ", graph::Quoted(name),
+                                                     ", which is not an output of the graph"));
     }
   }
   return b;

@@ -7,16 +7,17 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "server/graph/bounded_text.h"
 
 namespace npu::rpc {
 namespace {
 
 std::string TenantName(const std::string& tenant) {
-  return tenant.empty() ? std::string("(anonymous)") : absl::StrCat("\"", tenant, "\"");
+  return tenant.empty() ? std::string("(anonymous)") : graph::Quoted(tenant);
 }
 
 absl::Status HandleNotFound(const std::string& handle) {
-  return absl::NotFoundError(absl::StrCat("handle \"", handle, "\" not found"));
+  return absl::NotFoundError(absl::StrCat("handle ", graph::Quoted(handle), " not found"));
 }
 
 }  // namespace

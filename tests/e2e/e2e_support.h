@@ -4,6 +4,7 @@
 
 #include <grpcpp/channel.h>
 #include <grpcpp/client_context.h>
+#include <grpcpp/completion_queue.h>
 #include <grpcpp/create_channel.h>
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/support/byte_buffer.h>
@@ -88,6 +89,48 @@ inline grpc::Status RawUnary(grpc::Channel* channel, const std::string& method, 
   stub.UnaryCall(ctx.get(), method, grpc::StubOptions(), &request, &response,
                  [&done](grpc::Status s) { done.set_value(std::move(s)); });
   return done.get_future().get();
+}
+
+// Sends `messages` as raw request bytes on a streaming `method` (client- or
+// server-streaming: the generic call is a bidi stream on the client's side),
+// reads whatever comes back, and returns the call's status.
+inline grpc::Status RawStreaming(grpc::Channel* channel, const std::string& method,
+                                 const std::vector<std::string>& messages) {
+  grpc::GenericStub stub(std::shared_ptr<grpc::Channel>(channel, [](grpc::Channel*) {}));
+  grpc::CompletionQueue cq;
+  auto ctx = Ctx();
+  auto call = stub.PrepareCall(ctx.get(), method, &cq);
+  void* tag = nullptr;
+  bool ok = false;
+  auto step = [&](void* t) {  // waits for the operation tagged `t`
+    return cq.Next(&tag, &ok) && tag == t && ok;
+  };
+  int t = 1;
+  call->StartCall(&t);
+  bool open = step(&t);
+  for (const std::string& m : messages) {
+    if (!open) break;
+    grpc::Slice slice(m);
+    grpc::ByteBuffer buffer(&slice, 1);
+    call->Write(buffer, &t);
+    open = step(&t);
+  }
+  if (open) {
+    call->WritesDone(&t);
+    open = step(&t);
+  }
+  grpc::ByteBuffer response;
+  while (open) {
+    call->Read(&response, &t);
+    open = step(&t);
+  }
+  grpc::Status status;
+  call->Finish(&status, &t);
+  cq.Next(&tag, &ok);
+  cq.Shutdown();
+  while (cq.Next(&tag, &ok)) {
+  }
+  return status;
 }
 
 // Replaces the first occurrence of `marker` in `bytes` with `replacement` of

@@ -83,6 +83,20 @@ v1::Graph InputOnly(std::vector<int64_t> shape, v1::DataType dtype = v1::FLOAT32
   return g;
 }
 
+// An INT64 list initializer (shapes, axes, starts, ...).
+void IntsInitializer(v1::Graph& g, const std::string& name, const std::vector<int64_t>& values) {
+  v1::Initializer* init = g.add_initializers();
+  init->set_name(name);
+  init->mutable_tensor()->set_dtype(v1::INT64);
+  init->mutable_tensor()->add_shape(static_cast<int64_t>(values.size()));
+  init->mutable_tensor()->set_data(values.data(), values.size() * sizeof(int64_t));
+}
+
+void SetInts(v1::Node* n, const std::string& name, const std::vector<int64_t>& values) {
+  auto* ints = (*n->mutable_attributes())[name].mutable_ints();
+  for (int64_t v : values) ints->add_values(v);
+}
+
 struct Case {
   std::string name;
   StatusCode code;
@@ -359,6 +373,145 @@ std::vector<Case> Corpus() {
     return s.Upload({c});
   });
 
+  // --- issue 11: one request that crashed, wedged or fooled the server. Each
+  // class is refused at registration now, naming the node and the value.
+  auto register_graph = [](std::function<void(v1::Graph&)> build) {
+    return [build](Stubs& s) {
+      v1::Graph g;
+      build(g);
+      return s.Register(g);
+    };
+  };
+  // A node `op` over a scalar input x (rank 0), output "v".
+  auto on_scalar = [register_graph](std::string op, std::function<void(v1::Graph&, v1::Node*)> more) {
+    return register_graph([op, more](v1::Graph& g) {
+      g = InputOnly({});
+      v1::Node* n = AddNode(g, "n", op, {"x"}, {"v"});
+      more(g, n);
+      g.add_outputs("v");
+    });
+  };
+  add("ReduceSum of a scalar at axis 0", StatusCode::INVALID_ARGUMENT,
+      "node \"n\" (ReduceSum): attribute \"axes\" = 0 is out of range: the input is a scalar",
+      on_scalar("ReduceSum", [](v1::Graph&, v1::Node* n) { SetInts(n, "axes", {0}); }));
+  add("Squeeze of a scalar at axis 0", StatusCode::INVALID_ARGUMENT,
+      "node \"n\" (Squeeze): input \"axes\" = 0 is out of range: the input is a scalar",
+      on_scalar("Squeeze", [](v1::Graph& g, v1::Node* n) {
+        IntsInitializer(g, "axes", {0});
+        n->add_inputs("axes");
+      }));
+  add("Slice of a scalar", StatusCode::INVALID_ARGUMENT, "node \"n\" (Slice): the axis of starts = 0 is out of range",
+      on_scalar("Slice", [](v1::Graph& g, v1::Node* n) {
+        IntsInitializer(g, "starts", {0});
+        IntsInitializer(g, "ends", {1});
+        n->add_inputs("starts");
+        n->add_inputs("ends");
+      }));
+  add("ArgMax of a scalar", StatusCode::INVALID_ARGUMENT, "node \"n\" (ArgMax): attribute \"axis\" = 0",
+      on_scalar("ArgMax", [](v1::Graph&, v1::Node*) {}));
+  add("Concat of scalars", StatusCode::INVALID_ARGUMENT, "node \"n\" (Concat): attribute \"axis\" = 0",
+      on_scalar("Concat", [](v1::Graph&, v1::Node* n) {
+        n->add_inputs("x");
+        (*n->mutable_attributes())["axis"].set_i(0);
+      }));
+  add("Split of a scalar", StatusCode::INVALID_ARGUMENT, "node \"n\" (Split): attribute \"axis\" = 0",
+      on_scalar("Split", [](v1::Graph&, v1::Node* n) { n->add_outputs("w"); }));
+  add("Concat with an empty input", StatusCode::INVALID_ARGUMENT, "node \"n\" (Concat): required input 1 is empty",
+      register_graph([](v1::Graph& g) {
+        g = InputOnly({2});
+        v1::Node* n = AddNode(g, "n", "Concat", {"x", ""}, {"v"});
+        (*n->mutable_attributes())["axis"].set_i(0);
+        g.add_outputs("v");
+      }));
+  add("Expand to an overflowing shape", StatusCode::INVALID_ARGUMENT,
+      "node \"e\" (Expand): input \"shape\": shape [4294967296,4294967296] has more than",
+      register_graph([](v1::Graph& g) {
+        g = InputOnly({1});
+        IntsInitializer(g, "shape", {int64_t{1} << 32, int64_t{1} << 32});
+        AddNode(g, "e", "Expand", {"x", "shape"}, {"v"});
+        g.add_outputs("v");
+      }));
+  add("Reshape to an overflowing shape", StatusCode::INVALID_ARGUMENT, "node \"r\" (Reshape): input \"shape\": shape",
+      register_graph([](v1::Graph& g) {
+        g = InputOnly({4});
+        IntsInitializer(g, "shape", {int64_t{1} << 62, 4, 0});
+        v1::Node* n = AddNode(g, "r", "Reshape", {"x", "shape"}, {"v"});
+        (*n->mutable_attributes())["allowzero"].set_i(1);
+        g.add_outputs("v");
+      }));
+  auto conv = [register_graph](std::vector<int64_t> w_shape, std::vector<int64_t> pads) {
+    return register_graph([w_shape, pads](v1::Graph& g) {
+      g = InputOnly({1, 1, 4, 4});
+      v1::Initializer* w = g.add_initializers();
+      w->set_name("w");
+      int64_t n = 1;
+      for (int64_t d : w_shape) n *= d;
+      *w->mutable_tensor() = Float32(w_shape, std::vector<float>(static_cast<size_t>(n), 1.0f));
+      v1::Node* c = AddNode(g, "c", "Conv", {"x", "w"}, {"v"});
+      SetInts(c, "pads", pads);
+      g.add_outputs("v");
+    });
+  };
+  const int64_t p61 = (int64_t{1} << 61) - 1;
+  add("Conv with pads near 2^61", StatusCode::INVALID_ARGUMENT,
+      "node \"c\" (Conv): height: the padded input extent (input 4, pads 2305843009213693951 + 2305843009213693951)",
+      conv({1, 1, 3, 3}, {p61, p61, p61, p61}));
+  add("Conv with a kernel larger than the padded input", StatusCode::INVALID_ARGUMENT,
+      "node \"c\" (Conv): height: the kernel spans 7 elements", conv({1, 1, 7, 3}, {1, 0, 1, 0}));
+  add("Conv with a zero-size kernel", StatusCode::INVALID_ARGUMENT,
+      "node \"c\" (Conv): height: kernel size 0 must be >= 1", conv({1, 1, 0, 3}, {0, 0, 0, 0}));
+  add("MaxPool with pads near 2^61", StatusCode::INVALID_ARGUMENT, "node \"p\" (MaxPool): height: the padded input",
+      register_graph([p61](v1::Graph& g) {
+        g = InputOnly({1, 1, 4, 4});
+        v1::Node* n = AddNode(g, "p", "MaxPool", {"x"}, {"v"});
+        SetInts(n, "kernel_shape", {p61 * 2 + 1, 2});
+        SetInts(n, "pads", {p61, 0, p61, 0});
+        g.add_outputs("v");
+      }));
+
+  // Streaming calls decode their requests like unary ones.
+  add("undecodable Download request", StatusCode::INVALID_ARGUMENT,
+      "the request to /npu.v1.MemoryService/Download is not a valid protobuf message", [](Stubs& s) {
+        return RawStreaming(s.channel.get(), "/npu.v1.MemoryService/Download", {"\xff\xff\xff\xff\x0f garbage"});
+      });
+  add("Download handle with invalid UTF-8", StatusCode::INVALID_ARGUMENT, "npu.v1.DownloadRequest.handle",
+      [](Stubs& s) {
+        v1::DownloadRequest req;
+        req.set_handle("MARKER");
+        return RawStreaming(s.channel.get(), "/npu.v1.MemoryService/Download",
+                            {Patch(req.SerializeAsString(), "MARKER", "\xff\xfe\xc3\x28\x80\xbf")});
+      });
+  add("Upload header with invalid UTF-8", StatusCode::INVALID_ARGUMENT,
+      "upload chunk 1 is not a valid npu.v1.UploadChunk message: String field 'npu.v1.UploadHeader.device'",
+      [](Stubs& s) {
+        v1::UploadChunk c = Header(v1::FLOAT32, {4}, std::string(16, 'a'));
+        c.mutable_header()->set_device("MARKER");
+        return RawStreaming(s.channel.get(), "/npu.v1.MemoryService/Upload",
+                            {Patch(c.SerializeAsString(), "MARKER", "\xc0\xaf\xed\xa0\x80x")});
+      });
+  add("Upload with an undecodable second chunk", StatusCode::INVALID_ARGUMENT, "sent 8 of 16 bytes; the stream ended after chunk 1",
+      [](Stubs& s) {
+        return RawStreaming(s.channel.get(), "/npu.v1.MemoryService/Upload",
+                            {Header(v1::FLOAT32, {4}, std::string(8, 'a')).SerializeAsString(), "\xff\xff\xff"});
+      });
+
+  // Long client-chosen names: the message keeps the start of the name, its length and the reason.
+  add("16 KiB node name", StatusCode::INVALID_ARGUMENT, "...\" (16384 bytes) (MatMul): inner dimensions",
+      [](Stubs& s) {
+        v1::Graph g = InputOnly({2, 3});
+        AddNode(g, std::string(16384, 'n'), "MatMul", {"x", "x"}, {"v"});
+        g.add_outputs("v");
+        return s.Register(g);
+      });
+  add("64 KiB graph id", StatusCode::NOT_FOUND, "...\" (65536 bytes) not found", [](Stubs& s) {
+    v1::RunRequest req = AddRun();
+    req.set_graph_id(std::string(65536, 'g'));
+    return s.Run(req);
+  });
+  add("64 KiB value name", StatusCode::INVALID_ARGUMENT, "graph output \"oooo", run_graph([](v1::Graph& g) {
+        g.add_outputs(std::string(65536, 'o'));
+      }));
+
   // --- handles and graphs that do not exist
   add("download of a bad handle", StatusCode::NOT_FOUND, "handle \"nope\" not found", [](Stubs& s) {
     v1::DownloadRequest req;
@@ -408,6 +561,41 @@ void ExpectServing(Stubs& s) {
   EXPECT_EQ(out[3], 44.0f);
 }
 
+// The issue's "wrong numbers": Slice with INT64_MAX / INT64_MIN steps takes one element, as NumPy and ONNX do.
+TEST(HostileInput, SliceWithExtremeStepsTakesOneElement) {
+  ServerProcess server(kServerFlags);
+  Stubs stubs(server.target());
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max(), kMin = std::numeric_limits<int64_t>::min();
+  const struct {
+    int64_t start, end, step;
+    float want;
+  } cases[] = {{0, kMax, kMax, 1.0f}, {kMax, kMin, kMin, 4.0f}, {-2, kMin, kMin, 3.0f}, {1, kMax, kMax - 1, 2.0f}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(::testing::Message() << c.start << ":" << c.end << ":" << c.step);
+    v1::RunRequest req;
+    v1::Graph& g = *req.mutable_graph();
+    g = InputOnly({4});
+    IntsInitializer(g, "starts", {c.start});
+    IntsInitializer(g, "ends", {c.end});
+    IntsInitializer(g, "axes", {0});
+    IntsInitializer(g, "steps", {c.step});
+    AddNode(g, "s", "Slice", {"x", "starts", "ends", "axes", "steps"}, {"v"});
+    g.add_outputs("v");
+    v1::RunInput* x = req.add_inputs();
+    x->set_name("x");
+    *x->mutable_tensor() = Float32({4}, {1, 2, 3, 4});
+    v1::RunResponse resp;
+    const grpc::Status st = stubs.runtime->Run(Ctx().get(), req, &resp);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+    ASSERT_EQ(resp.outputs(0).tensor().shape_size(), 1);
+    EXPECT_EQ(resp.outputs(0).tensor().shape(0), 1);
+    ASSERT_EQ(resp.outputs(0).tensor().data().size(), 4u);
+    float got;
+    std::memcpy(&got, resp.outputs(0).tensor().data().data(), 4);
+    EXPECT_EQ(got, c.want);
+  }
+}
+
 TEST(HostileInput, EachMalformedRequestIsRefusedByNameAndTheServerKeepsServing) {
   ServerProcess server(kServerFlags);
   Stubs stubs(server.target());
@@ -419,6 +607,8 @@ TEST(HostileInput, EachMalformedRequestIsRefusedByNameAndTheServerKeepsServing) 
     EXPECT_EQ(st.error_code(), c.code) << st.error_message();
     EXPECT_NE(st.error_message().find(c.culprit), std::string::npos)
         << "message \"" << st.error_message() << "\" does not name \"" << c.culprit << "\"";
+    // Every message fits what a client accepts as metadata (8 KiB by default), with room to spare.
+    EXPECT_LE(st.error_message().size(), 4096u);
     ExpectServing(stubs);
   }
 }

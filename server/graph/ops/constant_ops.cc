@@ -38,7 +38,7 @@ absl::StatusOr<v1::Tensor> ConstantValue(const v1::Node& node) {
     t.add_shape(a.ints().values_size());
     t.set_data(a.ints().values().data(), sizeof(int64_t) * a.ints().values_size());
   } else {
-    return NodeError(node, "attribute \"", name, "\" is not supported (or has the wrong type)");
+    return NodeError(node, "attribute ", Quoted(name), " is not supported (or has the wrong type)");
   }
   return t;
 }

@@ -23,6 +23,20 @@ struct PoolGeometry {
   bool include_pad = false;
 };
 
+// Taps k in [begin, end) of a window starting at `start` (stride `dilation`)
+// that land in [0, extent). Offsets are bounded by the padded extent
+// (CheckedWindowOutput), so nothing here overflows.
+struct TapRange {
+  int64_t begin = 0, end = 0;
+};
+TapRange TapsInside(int64_t start, int64_t kernel, int64_t dilation, int64_t extent) {
+  TapRange r;
+  r.begin = start >= 0 ? 0 : (-start + dilation - 1) / dilation;
+  r.end = start >= extent ? 0 : std::min(kernel, (extent - 1 - start) / dilation + 1);
+  r.end = std::max(r.end, r.begin);
+  return r;
+}
+
 absl::StatusOr<PoolGeometry> Geometry(const v1::Node& node, const NodeAttributes& attrs, const Shape& x, bool max) {
   if (x.size() != 4) {
     return NodeError(node, InputLabel(node, 0), " must be 4-D (N, C, H, W), got rank ", x.size());
@@ -122,12 +136,12 @@ absl::Status RunPool(RunContext& ctx, bool max) {
           const int64_t y0 = oy * g.sh - g.pt, x0 = ox * g.sw - g.pl;
           float acc = max ? -std::numeric_limits<float>::infinity() : 0.0f;
           int64_t count = 0;
-          for (int64_t ky = 0; ky < g.kh; ++ky) {
+          // Only the taps that land in the input: a kernel (an attribute) may be far larger than it.
+          const TapRange ys = TapsInside(y0, g.kh, g.dh, h), xs = TapsInside(x0, g.kw, g.dw, w);
+          for (int64_t ky = ys.begin; ky < ys.end; ++ky) {
             const int64_t iy = y0 + ky * g.dh;
-            if (iy < 0 || iy >= h) continue;
-            for (int64_t kx = 0; kx < g.kw; ++kx) {
+            for (int64_t kx = xs.begin; kx < xs.end; ++kx) {
               const int64_t ix = x0 + kx * g.dw;
-              if (ix < 0 || ix >= w) continue;
               const float v = in[iy * w + ix];
               acc = max ? ((v > acc || v != v) ? v : acc) : acc + v;
               ++count;
