@@ -83,12 +83,15 @@ std::vector<uint64_t> CorePool::L2HitsOfWave(const std::vector<TileWork>& tiles,
 
 ScheduledOp CorePool::Schedule(const OpWork& work, uint64_t ready) {
   ScheduledOp op;
-  op.start = op.end = ready;
+  op.ready = op.dispatch = op.start = op.end = op.complete = ready;
   if (work.task_type == TaskType::kAiCpu || work.tiles.empty()) return op;
   const auto& eligible = CoresFor(work.task_type);
   const size_t active = std::min(work.tiles.size(), eligible.size());
   op.block_dim = static_cast<int>(active);
   const uint64_t serial = ++op_serial_;
+  op.dispatch = std::max(ready, next_issue_);
+  next_issue_ = op.dispatch + preset_.CyclesOfNs(preset_.task_gap_ns);
+  const uint64_t blocks_from = op.dispatch + preset_.CyclesOfNs(preset_.task_launch_ns);
   // No tile of this or any later op can start before the earliest-free core.
   std::vector<uint64_t> free_at(cores_.size());
   uint64_t earliest_free = UINT64_MAX;
@@ -108,7 +111,7 @@ ScheduledOp CorePool::Schedule(const OpWork& work, uint64_t ready) {
     std::vector<uint64_t> hbm;
     const std::vector<uint64_t> hits = L2HitsOfWave(work.tiles, begin, end, serial, hbm);
     for (size_t i = begin; i < end; ++i) {
-      costs[i] = CostTile(work.tiles[i], preset_);
+      costs[i] = CostTile(work.tiles[i], preset_, hits[i - begin]);
       fluid[i] = FluidTile{std::max<uint64_t>(1, costs[i].duration), static_cast<double>(hbm[i - begin]),
                            static_cast<double>(hits[i - begin])};
       hbm_of_tile[i] = hbm[i - begin];
@@ -116,7 +119,7 @@ ScheduledOp CorePool::Schedule(const OpWork& work, uint64_t ready) {
     }
   }
   const CoreMemoryRates rates{preset_.gm_bytes_per_cycle, preset_.l2_bytes_per_cycle};
-  const std::vector<FluidPlacement> placed = PlaceFluid(fluid, eligible, free_at, ready, rates, memory_);
+  const std::vector<FluidPlacement> placed = PlaceFluid(fluid, eligible, free_at, blocks_from, rates, memory_);
 
   op.start = UINT64_MAX;
   op.end = 0;
@@ -134,6 +137,7 @@ ScheduledOp CorePool::Schedule(const OpWork& work, uint64_t ready) {
     op.end = std::max(op.end, t.end);
     op.tiles.push_back(t);
   }
+  op.complete = op.end + preset_.CyclesOfNs(preset_.task_finish_ns);
   return op;
 }
 

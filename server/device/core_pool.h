@@ -25,8 +25,14 @@ struct TilePlacement {
   UnitCycles busy;
 };
 
+// Cycles of one op on the device timeline:
+//   ready <= dispatch (the Task Scheduler issues it) <= start (first block)
+//   < end (last block ends) <= complete (done: what consumers wait for).
 struct ScheduledOp {
+  uint64_t ready = 0;           // its inputs were done
+  uint64_t dispatch = 0;        // issued
   uint64_t start = 0, end = 0;  // first tile start, last tile end (== ready when no tiles)
+  uint64_t complete = 0;        // end + the task's finish cost
   int block_dim = 0;
   UnitCycles busy;              // summed over tiles
   uint64_t hbm_bytes = 0;       // GM traffic that reached HBM (L2 misses, streams, writes)
@@ -44,9 +50,9 @@ class CorePool {
  public:
   explicit CorePool(const DevicePreset& preset);
 
-  // Places every tile of `work` no earlier than `ready`, in the op's tile
-  // order, block_dim = min(tiles, eligible cores) at a time. AI_CPU work and
-  // ops without tiles take no core time.
+  // Issues the op no earlier than `ready` and places every tile of `work`, in
+  // the op's tile order, block_dim = min(tiles, eligible cores) at a time.
+  // AI_CPU work and ops without tiles take no core time and no dispatch.
   ScheduledOp Schedule(const OpWork& work, uint64_t ready);
 
   const std::vector<CoreInfo>& cores() const { return cores_; }
@@ -69,6 +75,7 @@ class CorePool {
   L2Cache l2_;
   MemoryTimeline memory_;
   uint64_t op_serial_ = 0;  // scopes L2 keys to one op
+  uint64_t next_issue_ = 0;  // the earliest cycle the Task Scheduler issues the next task
   std::vector<int> cube_cores_, vector_cores_;
 };
 

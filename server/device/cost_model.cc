@@ -13,13 +13,16 @@ uint64_t CyclesFor(uint64_t bytes, double bytes_per_cycle) {
 
 }  // namespace
 
-TileCost CostTile(const TileWork& w, const DevicePreset& preset) {
+TileCost CostTile(const TileWork& w, const DevicePreset& preset, uint64_t l2_read_bytes) {
   TileCost c;
   c.busy.cube = w.cube_fractals;  // one 16x16x16 fractal per cycle
-  c.busy.vector = w.vector_repeats + w.vector_instructions * kVectorIssueCycles;
+  c.busy.vector = w.vector_repeats + w.vector_instructions * kVectorIssueCycles +
+                  CyclesFor(w.l0c_to_ub_bytes, preset.l0c_to_ub_bytes_per_cycle);
   c.busy.scalar = kScalarCyclesPerTile + w.scalar_instructions;
-  c.busy.mte1 = CyclesFor(w.mte1_bytes, preset.mte1_bytes_per_cycle);
-  c.busy.mte2 = CyclesFor(w.mte2_bytes, preset.mte2_bytes_per_cycle);
+  c.busy.mte1 = CyclesFor(w.mte1_a_bytes, preset.mte1_a_bytes_per_cycle) +
+                CyclesFor(w.mte1_b_bytes, preset.mte1_b_bytes_per_cycle);
+  const uint64_t hits = std::min(l2_read_bytes, w.mte2_bytes);
+  c.busy.mte2 = CyclesFor(w.mte2_bytes - hits, preset.gm_bytes_per_cycle) + CyclesFor(hits, preset.l2_bytes_per_cycle);
   c.busy.mte3 = CyclesFor(w.mte3_bytes, preset.mte3_bytes_per_cycle);
   c.busy.fixpipe = CyclesFor(w.fixpipe_bytes, preset.fixpipe_bytes_per_cycle);
 
@@ -29,7 +32,7 @@ TileCost CostTile(const TileWork& w, const DevicePreset& preset) {
   const uint64_t steps = std::max<uint64_t>(1, w.pipeline_steps);
   const uint64_t fill = c.busy.mte2 / steps;
   const uint64_t drain = (c.busy.fixpipe + c.busy.mte3) / steps;
-  c.duration = c.busy.Max() + fill + drain;
+  c.duration = preset.block_start_cycles + c.busy.Max() + fill + drain;
   return c;
 }
 

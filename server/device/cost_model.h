@@ -6,11 +6,13 @@
 //   cube    = 16x16x16 fp16 fractal MACs issued (one per cycle)
 //   vector  = 256-byte repeats (x passes, see vector_passes.h)
 //             + kVectorIssueCycles per instruction (<= 255 repeats each)
+//             + L0C -> UB bytes / l0c_to_ub rate (coupled cores drain the Cube)
 //   scalar  = kScalarCyclesPerTile + scalar instructions counted by the op
-//   mte1    = bytes / mte1 width;   mte2 = bytes / mte2 width (GM or L2 -> L1/UB)
-//   mte3    = bytes / mte3 width;   fixpipe = bytes / fixpipe width
+//   mte1    = L0A bytes / mte1_a rate + L0B bytes / mte1_b rate
+//   mte2    = HBM bytes read / gm rate + L2 hits / l2 rate (per-core GM rates)
+//   mte3    = bytes / mte3 rate;   fixpipe = bytes / fixpipe rate
 // Double buffering overlaps the units, so a tile lasts
-//   duration = max(unit busy) + fill + drain
+//   duration = block_start_cycles + max(unit busy) + fill + drain
 //   fill  = mte2 / pipeline_steps            (the first load, nothing to overlap)
 //   drain = (fixpipe + mte3) / pipeline_steps (the last store)
 // The chip then shares its HBM and L2 bandwidth fairly among the tiles running
@@ -39,8 +41,9 @@ struct TileCost {
   uint64_t duration = 0;  // cycles the tile occupies its core, before HBM contention
 };
 
-// The tile alone on its core, its engines at full width.
-TileCost CostTile(const TileWork& w, const DevicePreset& preset);
+// The tile alone on its core, its engines at full width; `l2_read_bytes` of
+// its MTE2 reads are served by the L2, the rest come from HBM.
+TileCost CostTile(const TileWork& w, const DevicePreset& preset, uint64_t l2_read_bytes = 0);
 
 // After HBM contention stretched a tile from `cost.duration` to `duration`
 // cycles: its transfer engines (MTE2, MTE3, FixPipe) were busy waiting for

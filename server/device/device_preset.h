@@ -30,9 +30,19 @@ struct DevicePreset {
   // One core's most GM traffic per cycle: to and from HBM (CANN's ddr_rate)
   // and served by the L2 (CANN's l2_rate), bytes per cycle.
   double gm_bytes_per_cycle = 0, l2_bytes_per_cycle = 0;
-  // Per-core engine bandwidths, bytes per cycle.
-  double mte1_bytes_per_cycle = 0, mte2_bytes_per_cycle = 0, mte3_bytes_per_cycle = 0,
-         fixpipe_bytes_per_cycle = 0;
+  // Per-core engine bandwidths, bytes per cycle (CANN's [AICoreMemoryRates] where
+  // published). MTE2 reads GM at the two rates above; MTE1 fills L0A and L0B at
+  // their own rates; MTE3 writes UB to GM; FixPipe drains L0C to GM on separated
+  // cores; on coupled cores L0C drains to UB (the Vector unit's move) and then
+  // through MTE3.
+  double mte1_a_bytes_per_cycle = 0, mte1_b_bytes_per_cycle = 0, mte3_bytes_per_cycle = 0,
+         fixpipe_bytes_per_cycle = 0, l0c_to_ub_bytes_per_cycle = 0;
+  // Task dispatch: the Task Scheduler issues a task at most every task_gap_ns;
+  // its first blocks start task_launch_ns after it is issued, each block pays
+  // block_start_cycles on its core, and the task is done task_finish_ns after
+  // its last block ends (what consumers wait for).
+  double task_launch_ns = 0, task_finish_ns = 0, task_gap_ns = 0;
+  uint64_t block_start_cycles = 0;
   // Overflow behaviour of fp16 results: saturate to +-65504 (Ascend 910) or IEEE inf/NaN (910B).
   bool fp16_saturation = false;
 
@@ -41,6 +51,7 @@ struct DevicePreset {
   int vector_unit_cores() const { return separated() ? vector_cores : cube_cores; }
   // 16x16x16 fp16 MACs per cycle per core, times 2 flops.
   double peak_fp16_flops() const { return cube_cores * 4096.0 * 2.0 * clock_hz; }
+  uint64_t CyclesOfNs(double ns) const { return static_cast<uint64_t>(ns * clock_hz / 1e9 + 0.5); }
 };
 
 // Known presets: "ascend310", "ascend910", "ascend910b".

@@ -21,16 +21,22 @@ struct TileWork {
   uint64_t vector_repeats = 0;       // 256-byte Vector repeats (transcendental passes included)
   uint64_t vector_instructions = 0;  // Vector instructions issued (each up to 255 repeats)
   uint64_t scalar_instructions = 0;  // loop/address work on the Scalar unit
-  uint64_t mte1_bytes = 0;           // L1 -> L0A/L0B
+  uint64_t mte1_a_bytes = 0;         // L1 -> L0A
+  uint64_t mte1_b_bytes = 0;         // L1 -> L0B (img2col for a convolution)
   uint64_t mte2_bytes = 0;           // GM -> L1/UB
   uint64_t mte3_bytes = 0;           // UB -> GM
-  uint64_t fixpipe_bytes = 0;        // L0C -> GM
+  uint64_t fixpipe_bytes = 0;        // L0C -> GM (separated cores)
+  uint64_t l0c_to_ub_bytes = 0;      // L0C -> UB by the Vector unit (coupled cores)
   uint64_t pipeline_steps = 1;       // double-buffered iterations inside the tile (>= 1)
   std::vector<SharedRead> shared_reads;  // the part of mte2_bytes other tiles share (empty: streamed)
   // Results that overflowed their type: fp16 saturated to +-65504 (presets that
   // saturate) or an inf/NaN produced. What raises the float-status flag
   // (NPUGetFloatStatus) and msprof's overflow alarm.
   uint64_t overflow_elements = 0;
+
+  uint64_t mte1_bytes() const { return mte1_a_bytes + mte1_b_bytes; }
+  // GM bytes written (MTE3 and FixPipe).
+  uint64_t gm_write_bytes() const { return mte3_bytes + fixpipe_bytes; }
 
   // Adds the counts (a tile made of chunks); shared reads are appended.
   TileWork& operator+=(const TileWork& o);

@@ -34,7 +34,7 @@ void RecordNode(const PlanNode& pn, const device::OpWork& work, const device::Sc
   ToProto(op.busy, np->mutable_busy());
   device::TileWork total;
   for (const auto& t : work.tiles) total += t;
-  np->mutable_bytes()->set_mte1(total.mte1_bytes);
+  np->mutable_bytes()->set_mte1(total.mte1_bytes());
   np->mutable_bytes()->set_mte2(total.mte2_bytes);
   np->mutable_bytes()->set_mte3(total.mte3_bytes);
   np->mutable_bytes()->set_fixpipe(total.fixpipe_bytes);
@@ -114,14 +114,14 @@ absl::StatusOr<ExecResult> ExecutePlan(const Plan& plan, std::vector<HostTensor>
     const double host_us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
 
     const device::ScheduledOp op = session.pool.Schedule(ctx.work, ready);
-    if (!op.tiles.empty()) first_start = std::min(first_start, op.start);
-    last_end = std::max(last_end, op.end);
+    if (!op.tiles.empty()) first_start = std::min(first_start, op.dispatch);
+    last_end = std::max(last_end, op.complete);
     if (options.profile) RecordNode(pn, ctx.work, op, host_us, result.profile, per_core);
 
     for (size_t j = 0; j < pn.outputs.size(); ++j) {
       const int v = pn.outputs[j];
       values[v] = std::move(ctx.outputs[j]);
-      ready_at[v] = op.end;
+      ready_at[v] = op.complete;
       if (options.debug) result.intermediates.emplace_back(plan.values[v].name, values[v]);
     }
     // Drop references no later node reads; buffers of their own are freed now

@@ -10,6 +10,9 @@ namespace {
 constexpr int64_t kVectorRepeatBytes = 256;   // one repeat: 8 blocks x 32 B
 constexpr int64_t kMaxRepeatsPerInstruction = 255;
 constexpr int64_t kChunkAlign = 128;          // elements: a full fp16 repeat
+// Elements a tile gets at least: a core is worth starting for a few repeats,
+// not for one (its block start costs ~1000 cycles, see the preset).
+constexpr int64_t kMinTileElements = 1024;
 }  // namespace
 
 VectorTiling PlanVectorTiles(int64_t elements, int64_t ub_bytes_per_element, const device::DevicePreset& preset) {
@@ -19,11 +22,15 @@ VectorTiling PlanVectorTiles(int64_t elements, int64_t ub_bytes_per_element, con
                                                kChunkAlign);
   t.ub_bytes = static_cast<uint64_t>(t.chunk * std::max<int64_t>(1, ub_bytes_per_element) * 2);
   if (elements == 0) return t;
-  const int64_t chunks = (elements + t.chunk - 1) / t.chunk;
-  t.tiles = std::min<int64_t>(preset.vector_unit_cores(), chunks);
-  // Whole chunks per tile, so every tile but the last is chunk-aligned.
-  const int64_t chunks_per_tile = (chunks + t.tiles - 1) / t.tiles;
-  t.per_tile = chunks_per_tile * t.chunk;
+  // As many tiles as there are vector cores, unless that would give a tile
+  // fewer than kMinTileElements; each tile a whole number of chunk-aligned
+  // elements, so every tile but the last starts on a repeat boundary.
+  const int64_t cores = std::max<int64_t>(1, preset.vector_unit_cores());
+  const int64_t wanted = std::max<int64_t>(1, std::min(cores, elements / kMinTileElements));
+  t.per_tile = (elements + wanted - 1) / wanted;
+  t.per_tile = (t.per_tile + kChunkAlign - 1) / kChunkAlign * kChunkAlign;
+  t.chunk = std::min(t.chunk, t.per_tile);
+  t.ub_bytes = static_cast<uint64_t>(t.chunk * std::max<int64_t>(1, ub_bytes_per_element) * 2);
   t.tiles = (elements + t.per_tile - 1) / t.per_tile;
   return t;
 }

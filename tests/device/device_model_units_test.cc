@@ -1,5 +1,6 @@
 // The device model's building blocks: the L2, the
 // presets (known, overridden, from a file) and the CPU list of --cpu-affinity.
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -110,19 +111,28 @@ TEST(VectorPassesTest, TranscendentalsCostMorePasses) {
 TEST(CostTileTest, DoubleBufferingOverlapsUnits) {
   const DevicePreset p = *PresetByName("ascend910");
   TileWork w;
-  w.cube_fractals = 1000;
-  w.mte2_bytes = 64000;  // 500 cycles at 128 B/cycle
-  w.fixpipe_bytes = 25600;  // 100 cycles at 256 B/cycle
+  w.cube_fractals = 3000;
+  w.mte2_bytes = 64000;     // 40,000 from HBM at gm_bytes_per_cycle, 24,000 L2 hits at l2_bytes_per_cycle
+  w.fixpipe_bytes = 25600;  // at fixpipe_bytes_per_cycle
+  w.mte1_a_bytes = 51200;
+  w.mte1_b_bytes = 25600;
+  w.l0c_to_ub_bytes = 12800;
   w.pipeline_steps = 10;
-  const TileCost c = CostTile(w, p);
-  EXPECT_EQ(c.busy.cube, 1000u);
-  EXPECT_EQ(c.busy.mte2, 500u);
-  EXPECT_EQ(c.busy.fixpipe, 100u);
+  const TileCost c = CostTile(w, p, 24000);
+  const uint64_t mte2 = static_cast<uint64_t>(std::ceil(40000 / p.gm_bytes_per_cycle)) +
+                        static_cast<uint64_t>(std::ceil(24000 / p.l2_bytes_per_cycle));
+  const uint64_t fixpipe = static_cast<uint64_t>(std::ceil(25600 / p.fixpipe_bytes_per_cycle));
+  EXPECT_EQ(c.busy.cube, 3000u);
+  EXPECT_EQ(c.busy.mte2, mte2);
+  EXPECT_EQ(c.busy.fixpipe, fixpipe);
+  EXPECT_EQ(c.busy.mte1, static_cast<uint64_t>(51200 / p.mte1_a_bytes_per_cycle + 25600 / p.mte1_b_bytes_per_cycle));
+  EXPECT_EQ(c.busy.vector, static_cast<uint64_t>(std::ceil(12800 / p.l0c_to_ub_bytes_per_cycle)));
   EXPECT_EQ(c.busy.scalar, kScalarCyclesPerTile);
-  EXPECT_EQ(c.duration, 1000u + 500u / 10 + 100u / 10);  // slowest unit + fill + drain
+  // block start + slowest unit (the Cube) + fill + drain
+  EXPECT_EQ(c.duration, p.block_start_cycles + 3000u + mte2 / 10 + fixpipe / 10);
   const UnitCycles stretched = StretchTransfers(c, 2 * c.duration);
-  EXPECT_EQ(stretched.cube, 1000u);
-  EXPECT_EQ(stretched.mte2, 1000u);
+  EXPECT_EQ(stretched.cube, 3000u);
+  EXPECT_EQ(stretched.mte2, 2 * mte2);
   EXPECT_LE(stretched.mte2, 2 * c.duration);
 }
 

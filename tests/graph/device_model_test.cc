@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/cube_tile_counts.h"
+#include "tests/graph/model_work.h"
 #include "server/device/core_pool.h"
 #include "server/device/device_preset.h"
 #include "server/graph/cube_tiling.h"
@@ -24,22 +24,8 @@ using device::DevicePreset;
 using device::OpWork;
 using device::ScheduledOp;
 
-DevicePreset Preset(const char* name) { return *device::PresetByName(name); }
-
-// The work MatMul records for an fp16 m x k x n GEMM with fp16 output.
-OpWork GemmWork(int64_t m, int64_t n, int64_t k, const DevicePreset& preset) {
-  kernels::GemmProblem p;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.c_type = kernels::ElemType::kFloat16;
-  const kernels::CubeTileShape tile = CubeTileForPreset(preset);
-  EXPECT_TRUE(CheckCubeTileFits(tile, preset).ok());
-  OpWork work;
-  work.task_type = device::TaskType::kAiCore;
-  AppendCubeTiles(kernels::CountCubeTiles(p, tile), m, n, tile, 0, 0, work);
-  return work;
-}
+using testing::GemmWork;
+using testing::Preset;
 
 // The work an elementwise fp16 Add over `elements` outputs records (fp32 lanes, 3 UB operands).
 OpWork AddWork(int64_t elements, const DevicePreset& preset) {
@@ -191,13 +177,21 @@ TEST(DeviceModelTest, LargeGemmScalesWithCoreCount) {
 
 TEST(DeviceModelTest, IndependentOpsOverlapAndDependentOnesQueue) {
   const DevicePreset preset = Preset("ascend910");
-  const OpWork small = AddWork(128 * 1024, preset);  // a few tiles, leaves cores free
+  OpWork small;  // 4 compute-only tiles of 20,000 Vector cycles: leaves 28 cores free
+  small.task_type = device::TaskType::kAiVectorCore;
+  device::TileWork tile;
+  tile.vector_repeats = 20000;
+  small.tiles.assign(4, tile);
   CorePool pool(preset);
   const ScheduledOp a = pool.Schedule(small, 0);
   const ScheduledOp b = pool.Schedule(small, 0);  // independent: same ready cycle, other cores
   EXPECT_LT(b.start, a.end);
-  const ScheduledOp c = pool.Schedule(small, std::max(a.end, b.end));  // depends on both
-  EXPECT_GE(c.start, std::max(a.end, b.end));
+  // The Task Scheduler issues one task per task_gap_ns.
+  EXPECT_EQ(b.dispatch - a.dispatch, preset.CyclesOfNs(preset.task_gap_ns));
+  EXPECT_EQ(a.start - a.dispatch, preset.CyclesOfNs(preset.task_launch_ns));
+  EXPECT_EQ(a.complete - a.end, preset.CyclesOfNs(preset.task_finish_ns));
+  const ScheduledOp c = pool.Schedule(small, std::max(a.complete, b.complete));  // depends on both
+  EXPECT_GE(c.start, std::max(a.complete, b.complete));
 }
 
 TEST(DeviceModelTest, SchedulesAreDeterministic) {

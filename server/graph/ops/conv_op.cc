@@ -1,15 +1,21 @@
 // Conv (ONNX, 2-D, NCHW): img2col + Cube GEMM, the way a Da Vinci core runs a
-// convolution. Per image and group, MTE1 expands the input into the column
+// convolution. Per image and group the host expands the input into the column
 // matrix [Cg*kh*kw, OH*OW] in fp16 (the Cube's operand type: fp32 inputs are
 // rounded here, once, as the GEMM's packing would), the Cube multiplies the
-// weights [Mg, Cg*kh*kw] by it with fp32 accumulation, and FixPipe writes the
-// [Mg, OH*OW] block straight into the NCHW output. A bias is added per output
-// channel in fp32 before the single rounding.
+// weights [Mg, Cg*kh*kw] by it with fp32 accumulation, and the C tile is
+// written straight into the NCHW output. A bias is added per output channel in
+// fp32 before the single rounding.
+//
+// What is counted is what the chip does with its NC1HWC0 layout (ConvTileWork):
+// channels padded to 16 per kernel tap, MTE2 loading each tile's weights and
+// the input rows its output pixels read once, MTE1 expanding them into L0B
+// (img2col), not the expanded column matrix from GM.
 #include <algorithm>
 #include <vector>
 
 #include "kernels/cube_gemm.h"
 #include "kernels/fp16.h"
+#include "server/device/cube_drain.h"
 #include "server/graph/cube_tiling.h"
 #include "server/graph/element_access.h"
 #include "server/graph/node_error.h"
@@ -118,10 +124,9 @@ absl::StatusOr<std::vector<TensorType>> InferConv(InferContext& c) {
   return std::vector<TensorType>{{x.dtype, {g->n, g->m, g->oh, g->ow}}};
 }
 
-// MTE1's img2col for one image and group: col[(ci, ky, kx), (oy, ox)] from the
+// The img2col for one image and group: col[(ci, ky, kx), (oy, ox)] from the
 // group's fp16 input planes; zeros where the window reaches into the padding.
-// Returns the bytes laid out.
-uint64_t Img2Col(const half_bits* planes, const ConvGeometry& g, half_bits* col) {
+void Img2Col(const half_bits* planes, const ConvGeometry& g, half_bits* col) {
   const int64_t rows = g.kdim(), pix = g.pixels();
   ParallelFor(rows, [&](int64_t r) {
     const int64_t ci = r / (g.kh * g.kw), ky = (r / g.kw) % g.kh, kx = r % g.kw;
@@ -149,7 +154,51 @@ uint64_t Img2Col(const half_bits* planes, const ConvGeometry& g, half_bits* col)
       }
     }
   });
-  return static_cast<uint64_t>(rows * pix) * sizeof(half_bits);
+}
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// K fractals of one output fractal: C1 = ceil(Cg / 16) channel blocks per tap.
+int64_t KFractals(const ConvGeometry& g) { return CeilDiv(g.cg(), 16) * g.kh * g.kw; }
+
+// The counted work of K slice `slice` (of `plan.split_k`) of the C tile at
+// (m0, n0) of image `img`, group `grp`.
+device::TileWork ConvTileWork(const ConvGeometry& g, const CubePlan& plan, int64_t img, int64_t grp, int64_t m0,
+                              int64_t n0, int64_t slice, size_t x_elem, size_t o_elem, bool bias,
+                              const device::DevicePreset& preset) {
+  const int64_t mt = std::min(plan.tile.m, g.mg() - m0), nt = std::min(plan.tile.n, g.pixels() - n0);
+  const int64_t fm = CeilDiv(mt, 16), fn = CeilDiv(nt, 16);
+  const int64_t split = std::max<int64_t>(1, plan.split_k), fk_all = KFractals(g);
+  const int64_t per_slice = CeilDiv(fk_all, split);
+  const int64_t fk = std::max<int64_t>(0, std::min(per_slice, fk_all - slice * per_slice));
+  device::TileWork w;
+  w.cube_fractals = static_cast<uint64_t>(fm * fn * fk);
+  w.mte1_a_bytes = static_cast<uint64_t>(fm * fk * 512);
+  w.mte1_b_bytes = static_cast<uint64_t>(fn * fk * 512);  // img2col into L0B
+  // The input rows the tile's output pixels read, C padded to C1 x 16, this slice's share of the channels.
+  const int64_t oy0 = n0 / g.ow, oy1 = (n0 + nt - 1) / g.ow;
+  const int64_t iy0 = std::max<int64_t>(0, oy0 * g.sh - g.pt);
+  const int64_t iy1 = std::min<int64_t>(g.h - 1, oy1 * g.sh - g.pt + (g.kh - 1) * g.dh);
+  const int64_t rows = std::max<int64_t>(0, iy1 - iy0 + 1);
+  const uint64_t input = static_cast<uint64_t>(rows * g.w * CeilDiv(g.cg(), 16) * 16) * x_elem /
+                         static_cast<uint64_t>(split);
+  const uint64_t weights = static_cast<uint64_t>(fm * 16 * fk * 16) * 2;  // FRACTAL_Z fp16
+  w.mte2_bytes = input + weights;
+  // Weights are shared by every image and every tile of the same rows; the
+  // input rows by every tile of the same pixels.
+  auto key = [](uint64_t operand, uint64_t owner, int64_t origin, int64_t s) {
+    return (operand << 62) ^ (owner << 24) ^ (static_cast<uint64_t>(s) << 48) ^ static_cast<uint64_t>(origin);
+  };
+  w.shared_reads = {{key(1, static_cast<uint64_t>(grp), m0, slice), weights},
+                    {key(2, (static_cast<uint64_t>(img) << 20) ^ static_cast<uint64_t>(grp), n0, slice), input}};
+  const uint64_t k_steps = static_cast<uint64_t>(CeilDiv(fk * 16, plan.tile.k));
+  w.scalar_instructions = 8 * k_steps;
+  w.pipeline_steps = std::max<uint64_t>(1, k_steps);
+  const uint64_t acc = static_cast<uint64_t>(mt * nt) * 4;
+  device::DrainCubeTile(acc, split == 1 ? static_cast<uint64_t>(mt * nt) * o_elem : acc, preset, w);
+  // Coupled cores add the bias on the Vector unit (one fp32 pass); FixPipe adds it on the way out.
+  if (bias && !preset.separated()) w += VectorChunkWork(mt * nt, 0, 0, 4, 1);
+  return w;
 }
 
 absl::Status RunConv(RunContext& ctx) {
@@ -162,8 +211,8 @@ absl::Status RunConv(RunContext& ctx) {
   const ConvGeometry& g = *geo;
   ctx.work.task_type = device::TaskType::kAiCore;
   if (g.n == 0 || g.m == 0 || g.pixels() == 0) return absl::OkStatus();
-  const kernels::CubeTileShape tile = CubeTileForPreset(ctx.preset);
-  if (auto s = CheckCubeTileFits(tile, ctx.preset); !s.ok()) return s;
+  const CubePlan plan = PlanCubeTiles(g.n * g.group, g.mg(), g.pixels(), KFractals(g) * 16, ctx.preset);
+  if (auto s = CheckCubeTileFits(plan.tile, ctx.preset); !s.ok()) return s;
 
   std::vector<float> bias;
   if (bias_t != nullptr) {
@@ -191,7 +240,7 @@ absl::Status RunConv(RunContext& ctx) {
         kernels::FloatToHalfN(x.as<float>() + in_off, planes16.data(), static_cast<size_t>(plane_elems), false);
         planes = planes16.data();
       }
-      const uint64_t col_bytes = Img2Col(planes, g, col.data());
+      Img2Col(planes, g, col.data());
 
       kernels::GemmProblem p;
       p.m = g.mg(), p.n = g.pixels(), p.k = g.kdim();
@@ -207,9 +256,8 @@ absl::Status RunConv(RunContext& ctx) {
       const bool via_acc = !acc.empty();
       p.c = via_acc ? static_cast<void*>(acc.data()) : static_cast<void*>(dst);
       p.c_type = via_acc ? kernels::ElemType::kFloat32 : CubeType(out.type().dtype);
-      kernels::CubeGemm(p, tile, &counts);
+      kernels::CubeGemm(p, plan.tile, &counts);
 
-      device::TileWork bias_work;
       if (bias_t != nullptr) {
         const int64_t pix = g.pixels();
         for (int64_t r = 0; r < g.mg(); ++r) {
@@ -219,21 +267,13 @@ absl::Status RunConv(RunContext& ctx) {
           if (via_acc) {
             StoreFromFloat(out, (img * g.m + grp * g.mg() + r) * pix, pix, row, ctx.preset.fp16_saturation);
           }
-          bias_work += VectorChunkWork(pix, 0, 0, 4, 1);
         }
       }
-      // img2col's MTE traffic and the bias pass, spread over this GEMM's tiles.
-      const size_t first = ctx.work.tiles.size();
-      // The group's weights (A) are shared by every image; each image's img2col columns (B) are its own.
-      graph::AppendCubeTiles(counts, p.m, p.n, tile, static_cast<uint64_t>(grp),
-                             (static_cast<uint64_t>(img) << 20) ^ static_cast<uint64_t>(grp), ctx.work);
-      const uint64_t share = static_cast<uint64_t>(ctx.work.tiles.size() - first);
-      for (size_t t = first; t < ctx.work.tiles.size(); ++t) {
-        device::TileWork& w = ctx.work.tiles[t];
-        w.mte1_bytes += col_bytes / share;
-        w.mte2_bytes += static_cast<uint64_t>(plane_elems * x_elem) / share;
-        w.vector_repeats += bias_work.vector_repeats / share;
-        w.vector_instructions += bias_work.vector_instructions / share;
+      for (const kernels::CubeTileCounts& c : counts) {
+        for (int64_t s = 0; s < plan.split_k; ++s) {
+          ctx.work.tiles.push_back(ConvTileWork(g, plan, img, grp, c.m0, c.n0, s, x_elem, o_elem, bias_t != nullptr,
+                                                ctx.preset));
+        }
       }
     }
   }

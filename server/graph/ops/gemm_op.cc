@@ -73,8 +73,8 @@ absl::Status RunGemm(RunContext& ctx) {
   const HostTensor& out = ctx.outputs[0];
   const int64_t m = out.type().shape[0], n = out.type().shape[1];
   const int64_t k = at.trans_a ? a.type().shape[0] : a.type().shape[1];
-  const kernels::CubeTileShape tile = CubeTileForPreset(ctx.preset);
-  if (auto s = CheckCubeTileFits(tile, ctx.preset); !s.ok()) return s;
+  const CubePlan plan = PlanCubeTiles(1, m, n, k, ctx.preset);
+  if (auto s = CheckCubeTileFits(plan.tile, ctx.preset); !s.ok()) return s;
   ctx.work.task_type = device::TaskType::kAiCore;
 
   kernels::GemmProblem p;
@@ -96,8 +96,8 @@ absl::Status RunGemm(RunContext& ctx) {
     }
     p.c = out.mutable_data();
     p.c_type = CubeType(out.type().dtype);
-    kernels::CubeGemm(p, tile, &counts);
-    graph::AppendCubeTiles(counts, p.m, p.n, tile, 0, 0, ctx.work);
+    kernels::CubeGemm(p, plan.tile, &counts);
+    graph::AppendCubeTiles(counts, p.m, p.n, p.k, plan, 0, 0, ctx.preset, ctx.work);
     return absl::OkStatus();
   }
 
@@ -105,7 +105,7 @@ absl::Status RunGemm(RunContext& ctx) {
   HostTensor acc = HostTensor::Allocate({v1::FLOAT32, out.type().shape});
   p.c = acc.mutable_data();
   p.c_type = kernels::ElemType::kFloat32;
-  kernels::CubeGemm(p, tile, &counts);
+  kernels::CubeGemm(p, plan.tile, &counts);
   const BroadcastMap cmap(c ? c->type().shape : Shape{}, out.type().shape);
   const bool saturate = ctx.preset.fp16_saturation;
   // The Vector pass reads the accumulators (and C): count those as its inputs.
@@ -125,7 +125,7 @@ absl::Status RunGemm(RunContext& ctx) {
     FinishChunk(out, s, len, po, saturate);
   });
   ctx.inputs = node_inputs;
-  graph::AppendCubeTiles(counts, p.m, p.n, tile, 0, 0, ctx.work);
+  graph::AppendCubeTiles(counts, p.m, p.n, p.k, plan, 0, 0, ctx.preset, ctx.work);
   return absl::OkStatus();
 }
 

@@ -82,8 +82,10 @@ absl::Status RunMatMul(RunContext& ctx) {
   ctx.work.task_type = device::TaskType::kAiCore;
   // Nothing to compute; with m or n 0 the batch can be huge and each GEMM empty.
   if (out.type().elements() == 0) return absl::OkStatus();
-  const kernels::CubeTileShape tile = CubeTileForPreset(ctx.preset);
-  if (auto s = CheckCubeTileFits(tile, ctx.preset); !s.ok()) return s;
+  const BroadcastMap amap(d.a_batch, d.batch), bmap(d.b_batch, d.batch);
+  const int64_t batches = TensorType{out.type().dtype, d.batch}.elements();
+  const CubePlan plan = PlanCubeTiles(batches, d.m, d.n, d.k, ctx.preset);
+  if (auto s = CheckCubeTileFits(plan.tile, ctx.preset); !s.ok()) return s;
 
   kernels::GemmProblem p;
   p.m = d.m;
@@ -98,8 +100,6 @@ absl::Status RunMatMul(RunContext& ctx) {
   p.cancel = ctx.cancel;
   const size_t a_elem = ElementSize(a.type().dtype), c_elem = ElementSize(out.type().dtype);
 
-  const BroadcastMap amap(d.a_batch, d.batch), bmap(d.b_batch, d.batch);
-  const int64_t batches = TensorType{out.type().dtype, d.batch}.elements();
   std::vector<kernels::CubeTileCounts> counts;
   ctx.work.task_type = device::TaskType::kAiCore;
   for (int64_t i = 0; i < batches; ++i) {
@@ -107,9 +107,9 @@ absl::Status RunMatMul(RunContext& ctx) {
     p.a = a.data() + amap.Offset(i) * d.m * d.k * a_elem;
     p.b = b.data() + bmap.Offset(i) * d.k * d.n * a_elem;
     p.c = out.mutable_data() + i * d.m * d.n * c_elem;
-    kernels::CubeGemm(p, tile, &counts);
-    graph::AppendCubeTiles(counts, d.m, d.n, tile, static_cast<uint64_t>(amap.Offset(i)),
-                           static_cast<uint64_t>(bmap.Offset(i)), ctx.work);
+    kernels::CubeGemm(p, plan.tile, &counts);
+    graph::AppendCubeTiles(counts, d.m, d.n, d.k, plan, static_cast<uint64_t>(amap.Offset(i)),
+                           static_cast<uint64_t>(bmap.Offset(i)), ctx.preset, ctx.work);
   }
   return absl::OkStatus();
 }

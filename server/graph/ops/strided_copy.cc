@@ -39,15 +39,22 @@ void CopyRegion(RunContext& ctx, const HostTensor& src, const HostTensor& dst, c
   if (rows == 0 || inner == 0) return;
   const int64_t src_inner = rank == 0 ? 1 : r.src_strides.back();
   const int64_t dst_inner = rank == 0 ? 1 : r.dst_strides.back();
-  const int64_t tiles = std::min<int64_t>(rows, ctx.preset.vector_unit_cores());
+  // The copy is split over all its elements, not its rows, so a long 1-D
+  // region fills the chip too; a tile gets at least kMinCopyBytes.
+  constexpr int64_t kMinCopyBytes = 4096;
+  const int64_t total = rows * inner;
+  const int64_t tiles = std::max<int64_t>(
+      1, std::min<int64_t>(ctx.preset.vector_unit_cores(), total * static_cast<int64_t>(esize) / kMinCopyBytes));
   const size_t first = ctx.work.tiles.size();
   ctx.work.tiles.resize(first + static_cast<size_t>(tiles));
   ParallelFor(tiles, [&](int64_t t) {
     device::TileWork& w = ctx.work.tiles[first + static_cast<size_t>(t)];
     w.pipeline_steps = 0;
-    const int64_t begin = rows * t / tiles, end = rows * (t + 1) / tiles;
-    for (int64_t row = begin; row < end; ++row) {
-      int64_t src_off = r.src_base, dst_off = r.dst_base, rem = row;
+    const int64_t begin = total * t / tiles, end = total * (t + 1) / tiles;
+    for (int64_t e = begin; e < end;) {
+      const int64_t row = e / inner, col = e % inner;
+      const int64_t len = std::min(inner - col, end - e);
+      int64_t src_off = r.src_base + col * src_inner, dst_off = r.dst_base + col * dst_inner, rem = row;
       for (int d = rank - 2; d >= 0; --d) {
         const int64_t i = rem % r.shape[d];
         rem /= r.shape[d];
@@ -55,12 +62,13 @@ void CopyRegion(RunContext& ctx, const HostTensor& src, const HostTensor& dst, c
         dst_off += i * r.dst_strides[d];
       }
       CopyRowBytes(src.data() + src_off * static_cast<int64_t>(esize), src_inner,
-                   dst.mutable_data() + dst_off * static_cast<int64_t>(esize), dst_inner, inner, esize);
-      const uint64_t bytes = static_cast<uint64_t>(inner) * esize;
+                   dst.mutable_data() + dst_off * static_cast<int64_t>(esize), dst_inner, len, esize);
+      const uint64_t bytes = static_cast<uint64_t>(len) * esize;
       w.mte2_bytes += src_inner == 0 ? esize : bytes;
       w.mte3_bytes += bytes;
       w.scalar_instructions += 2;  // address setup + burst issue
       w.pipeline_steps += 1;
+      e += len;
     }
     if (w.pipeline_steps == 0) w.pipeline_steps = 1;
   });
