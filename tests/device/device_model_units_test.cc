@@ -12,7 +12,6 @@
 #include "server/device/cpu_affinity.h"
 #include "server/device/device_preset.h"
 #include "server/device/l2_cache.h"
-#include "server/device/vector_passes.h"
 
 namespace npu::device {
 namespace {
@@ -99,13 +98,6 @@ TEST(CpuListTest, PinsAnOpenMpTeam) {
   // On this worker-like thread: two threads pinned to CPU 0 (always present).
   std::thread worker([] { EXPECT_TRUE(PinOpenMpTeam({0}, 2).ok()); });
   worker.join();
-}
-
-TEST(VectorPassesTest, TranscendentalsCostMorePasses) {
-  EXPECT_EQ(VectorPasses("Add"), 1);
-  EXPECT_EQ(VectorPasses("SomethingNew"), 1);
-  EXPECT_GT(VectorPasses("Exp"), VectorPasses("Mul"));
-  EXPECT_GT(VectorPasses("Gelu"), VectorPasses("Exp"));
 }
 
 TEST(CostTileTest, DoubleBufferingOverlapsUnits) {

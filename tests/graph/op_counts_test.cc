@@ -12,6 +12,8 @@
 #include "server/graph/cube_tiling.h"
 #include "server/graph/executor.h"
 #include "server/graph/plan.h"
+#include "server/graph/vector_tiling.h"
+#include "server/device/vector_passes.h"
 
 namespace npu::graph {
 namespace {
@@ -126,6 +128,38 @@ TEST(OpCountsTest, CoupledCoresDrainTheCubeThroughUbAndSeparatedOnesThroughFixPi
   EXPECT_EQ(separated.bytes().fixpipe(), 256u * 256 * 2);
   EXPECT_EQ(separated.bytes().mte3(), 0u);
   EXPECT_EQ(separated.busy().vector(), 0u);
+}
+
+TEST(OpCountsTest, VectorWorkIsCountedInTheLanesOfItsType) {
+  // 65,536-element Add: one pass of 256 B repeats, 128 fp16 or 64 fp32 lanes
+  // each, plus 2 cycles of issue per instruction of up to 255 repeats.
+  const device::DevicePreset preset = *device::PresetByName("ascend910");
+  for (auto [dtype, lane] : {std::pair{v1::FLOAT16, int64_t{2}}, std::pair{v1::FLOAT32, int64_t{4}}}) {
+    const v1::NodeProfile p = RunOne("ascend910", "Add", {{"a", dtype, {65536}}, {"b", dtype, {65536}}});
+    const VectorTiling t = PlanVectorTiles(65536, lane * 3, preset);
+    uint64_t cycles = 0;
+    for (int64_t tile = 0; tile < t.tiles; ++tile) {
+      const int64_t end = std::min<int64_t>(65536, t.TileBegin(tile) + t.per_tile);
+      for (int64_t s = t.TileBegin(tile); s < end; s += t.chunk) {
+        const int64_t repeats = CeilDiv(std::min(t.chunk, end - s) * lane, 256);
+        cycles += static_cast<uint64_t>(repeats + 2 * CeilDiv(repeats, 255));
+      }
+    }
+    EXPECT_EQ(p.busy().vector(), cycles) << v1::DataType_Name(dtype);
+  }
+}
+
+TEST(OpCountsTest, OpsChargeThePassesOfTheirKernel) {
+  // Same shape, same chunks: Vector cycles in the ratio of the table's passes.
+  const std::vector<Input> x = {{"x", v1::FLOAT16, {1 << 16}}};
+  const uint64_t relu = RunOne("ascend910", "Relu", x).busy().vector();
+  for (auto [op, kernel] : {std::pair{"Tanh", device::VectorKernel::kTanh}, std::pair{"Gelu", device::VectorKernel::kGeluErf},
+                            std::pair{"Sigmoid", device::VectorKernel::kSigmoid}, std::pair{"Erf", device::VectorKernel::kErf}}) {
+    EXPECT_EQ(RunOne("ascend910", op, x).busy().vector(), relu * device::VectorPasses(kernel)) << op;
+  }
+  const std::vector<Input> ab = {{"a", v1::FLOAT16, {1 << 16}}, {"b", v1::FLOAT16, {1 << 16}}};
+  EXPECT_EQ(RunOne("ascend910", "Div", ab).busy().vector(),
+            RunOne("ascend910", "Add", ab).busy().vector() * device::VectorPasses(device::VectorKernel::kDiv));
 }
 
 }  // namespace

@@ -1,11 +1,12 @@
 // Vector unary ops: Relu, Neg, Abs, Sqrt, Reciprocal, Exp, Log, Erf, Sigmoid,
 // Tanh, Silu, Gelu, LeakyRelu, HardSigmoid and Clip. Computed in fp32, rounded
-// once to the output type. Transcendentals count the Vector passes a Da Vinci
-// core spends on them (exp/ln/erf are multi-instruction sequences there).
+// once to the output type. Each counts the Vector passes of its kernel
+// (server/device/vector_passes.h: exp/ln/erf are multi-instruction sequences).
 #include <limits>
 #include <vector>
 
 #include "kernels/vector_math.h"
+#include "server/device/vector_passes.h"
 #include "server/graph/node_error.h"
 #include "server/graph/ops/builtin_ops.h"
 #include "server/graph/ops/vector_chunks.h"
@@ -48,20 +49,6 @@ absl::Status CheckAttributes(const InferContext& c, UnaryOp op) {
     case UnaryOp::kGeluErf: return c.attrs.CheckKnown({"approximate"});
     default: return c.attrs.CheckKnown({});
   }
-}
-
-// Vector passes per chunk: 1 for simple arithmetic, more for the sequences a
-// Vector unit runs for exp/ln/erf/tanh and the activations built from them.
-int64_t PassesFor(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::kRelu: case UnaryOp::kNeg: case UnaryOp::kAbs: case UnaryOp::kLeakyRelu:
-    case UnaryOp::kClip: return 1;
-    case UnaryOp::kSqrt: case UnaryOp::kReciprocal: case UnaryOp::kHardSigmoid: return 2;
-    case UnaryOp::kExp: case UnaryOp::kLog: case UnaryOp::kTanh: return 4;
-    case UnaryOp::kSigmoid: case UnaryOp::kSilu: case UnaryOp::kErf: return 6;
-    case UnaryOp::kGeluErf: case UnaryOp::kGeluTanh: return 8;
-  }
-  return 1;
 }
 
 absl::StatusOr<std::vector<TensorType>> InferUnary(InferContext& c, UnaryOp op) {
@@ -110,7 +97,7 @@ absl::Status RunUnary(RunContext& ctx, UnaryOp op) {
   const HostTensor& out = ctx.outputs[0];
   const BroadcastMap same(x.type().shape, out.type().shape);
   const bool saturate = ctx.preset.fp16_saturation;
-  ForEachChunk(ctx, 2, PassesFor(op), [&](int64_t s, int64_t len) {
+  ForEachChunk(ctx, 2, device::VectorPasses(device::KernelOf(op)), [&](int64_t s, int64_t len) {
     thread_local std::vector<float> xi, xo;
     const float* pi = ChunkAsFloat(x, same, s, len, xi);
     float* po = OutChunk(out, s, len, xo);

@@ -3,6 +3,7 @@
 // "!= 0"; -> FLOAT16 rounds to nearest even (saturating on Ascend 910).
 #include <vector>
 
+#include "server/device/vector_passes.h"
 #include "server/graph/element_access.h"
 #include "server/graph/node_error.h"
 #include "server/graph/ops/builtin_ops.h"
@@ -61,7 +62,8 @@ absl::Status RunCast(RunContext& ctx) {
         LoadAsFloat(x, s, 1, len, f.data());
         StoreFromFloat(out, s, len, f.data(), saturate);
       }
-      work += VectorChunkWork(len, len * in_bytes, len * out_bytes, std::max(in_bytes, out_bytes), 1);
+      work += VectorChunkWork(len, len * in_bytes, len * out_bytes, std::max(in_bytes, out_bytes),
+                              device::VectorPasses(device::VectorKernel::kCast));
     }
   });
   return absl::OkStatus();

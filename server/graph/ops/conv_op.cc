@@ -16,6 +16,7 @@
 #include "kernels/cube_gemm.h"
 #include "kernels/fp16.h"
 #include "server/device/cube_drain.h"
+#include "server/device/vector_passes.h"
 #include "server/graph/cube_tiling.h"
 #include "server/graph/element_access.h"
 #include "server/graph/node_error.h"
@@ -197,7 +198,9 @@ device::TileWork ConvTileWork(const ConvGeometry& g, const CubePlan& plan, int64
   const uint64_t acc = static_cast<uint64_t>(mt * nt) * 4;
   device::DrainCubeTile(acc, split == 1 ? static_cast<uint64_t>(mt * nt) * o_elem : acc, preset, w);
   // Coupled cores add the bias on the Vector unit (one fp32 pass); FixPipe adds it on the way out.
-  if (bias && !preset.separated()) w += VectorChunkWork(mt * nt, 0, 0, 4, 1);
+  if (bias && !preset.separated()) {
+    w += VectorChunkWork(mt * nt, 0, 0, 4, device::VectorPasses(device::VectorKernel::kBiasAdd));
+  }
   return w;
 }
 

@@ -1,10 +1,12 @@
 // Vector elementwise binary ops with NumPy broadcasting (Add, Sub, Mul, Div,
 // Pow, Max, Min, Equal, Less, Greater) and Where. Each tile of output elements
-// runs in UB-sized chunks: MTE2 loads (widening fp16 to fp32), one Vector pass
-// per arithmetic step, MTE3 stores (rounding once to the output type).
+// runs in UB-sized chunks: MTE2 loads (widening fp16 to fp32), the Vector
+// passes of its kernel (server/device/vector_passes.h), MTE3 stores (rounding
+// once to the output type).
 #include <vector>
 
 #include "kernels/vector_math.h"
+#include "server/device/vector_passes.h"
 #include "server/graph/node_error.h"
 #include "server/graph/ops/builtin_ops.h"
 #include "server/graph/ops/vector_chunks.h"
@@ -56,8 +58,9 @@ absl::Status RunBinary(RunContext& ctx, BinaryOp op) {
   const HostTensor& out = ctx.outputs[0];
   const BroadcastMap ma(a.type().shape, out.type().shape), mb(b.type().shape, out.type().shape);
   const bool saturate = ctx.preset.fp16_saturation;
+  const int64_t passes = device::VectorPasses(device::KernelOf(op));
   if (a.type().dtype == v1::INT32) {
-    ForEachChunk(ctx, 3, 1, [&](int64_t s, int64_t len) {
+    ForEachChunk(ctx, 3, passes, [&](int64_t s, int64_t len) {
       thread_local std::vector<int32_t> xa, xb, xo;
       xa.resize(len), xb.resize(len), xo.resize(len);
       GatherBroadcast(a, ma, s, len, xa.data());
@@ -67,7 +70,7 @@ absl::Status RunBinary(RunContext& ctx, BinaryOp op) {
     });
     return absl::OkStatus();
   }
-  ForEachChunk(ctx, 3, 1, [&](int64_t s, int64_t len) {
+  ForEachChunk(ctx, 3, passes, [&](int64_t s, int64_t len) {
     thread_local std::vector<float> xa, xb, xo;
     const float* pa = ChunkAsFloat(a, ma, s, len, xa);
     const float* pb = ChunkAsFloat(b, mb, s, len, xb);
@@ -104,7 +107,7 @@ absl::Status RunWhere(RunContext& ctx) {
   const BroadcastMap mc(cond.type().shape, os), mx(x.type().shape, os), my(y.type().shape, os);
   const bool saturate = ctx.preset.fp16_saturation;
   if (out.type().dtype == v1::INT32) {
-    ForEachChunk(ctx, 4, 1, [&](int64_t s, int64_t len) {
+    ForEachChunk(ctx, 4, device::VectorPasses(device::VectorKernel::kSelect), [&](int64_t s, int64_t len) {
       thread_local std::vector<int32_t> xc, xx, xy;
       xc.resize(len), xx.resize(len), xy.resize(len);
       GatherBroadcast(cond, mc, s, len, xc.data());
@@ -115,7 +118,7 @@ absl::Status RunWhere(RunContext& ctx) {
     });
     return absl::OkStatus();
   }
-  ForEachChunk(ctx, 4, 1, [&](int64_t s, int64_t len) {
+  ForEachChunk(ctx, 4, device::VectorPasses(device::VectorKernel::kSelect), [&](int64_t s, int64_t len) {
     thread_local std::vector<float> xc, xx, xy, xo;
     const float* pc = ChunkAsFloat(cond, mc, s, len, xc);
     const float* px = ChunkAsFloat(x, mx, s, len, xx);

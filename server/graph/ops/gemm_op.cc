@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernels/cube_gemm.h"
+#include "server/device/vector_passes.h"
 #include "server/graph/broadcast.h"
 #include "server/graph/cube_tiling.h"
 #include "server/graph/element_access.h"
@@ -112,7 +113,7 @@ absl::Status RunGemm(RunContext& ctx) {
   const std::vector<const HostTensor*> node_inputs = ctx.inputs;
   ctx.inputs = {&acc};
   if (c != nullptr) ctx.inputs.push_back(c);
-  ForEachChunk(ctx, 3, 2, [&](int64_t s, int64_t len) {
+  ForEachChunk(ctx, 3, device::VectorPasses(device::VectorKernel::kScaleAndAdd), [&](int64_t s, int64_t len) {
     thread_local std::vector<float> xc, xo;
     const float* pa = acc.as<float>() + s;
     float* po = OutChunk(out, s, len, xo);

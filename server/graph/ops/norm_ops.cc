@@ -7,6 +7,7 @@
 
 #include "kernels/vector_math.h"
 #include "kernels/vector_rows.h"
+#include "server/device/vector_passes.h"
 #include "server/graph/element_access.h"
 #include "server/graph/node_error.h"
 #include "server/graph/ops/builtin_ops.h"
@@ -99,8 +100,8 @@ absl::Status RunLayerNorm(RunContext& ctx) {
       kernels::LayerNormRowF32(in, scale.data(), has_bias ? bias.data() : nullptr, eps, o, static_cast<size_t>(n),
                                mean_out ? mean_out + r : nullptr, inv_out ? inv_out + r : nullptr);
       if (!fp32) StoreFromFloat(out, r * n, n, o, saturate);
-      // sum, centre+square+sum, scale, affine.
-      w += VectorChunkWork(n, n * bytes, n * bytes, 4, 6);
+      // sum, centre + square + sum, scale, affine (vector_passes.h), in fp32 lanes as CANN normalises.
+      w += VectorChunkWork(n, n * bytes, n * bytes, 4, device::VectorPasses(device::VectorKernel::kLayerNormRow));
     }
     w.pipeline_steps = std::max<uint64_t>(1, w.pipeline_steps);
   });
@@ -162,7 +163,8 @@ absl::Status RunBatchNorm(RunContext& ctx) {
       const float ac = a[c], bc = b[c];
       for (float& v : buf) v = v * ac + bc;
       StoreFromFloat(out, p * spatial, spatial, buf.data(), saturate);
-      w += VectorChunkWork(spatial, spatial * bytes, spatial * bytes, 4, 2);
+      w += VectorChunkWork(spatial, spatial * bytes, spatial * bytes, bytes,
+                           device::VectorPasses(device::VectorKernel::kBatchNormAffine));
     }
     w.pipeline_steps = std::max<uint64_t>(1, w.pipeline_steps);
   });

@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "server/device/vector_passes.h"
 #include "server/graph/element_access.h"
 #include "server/graph/node_error.h"
 #include "server/graph/ops/builtin_ops.h"
@@ -155,8 +156,8 @@ absl::Status RunPool(RunContext& ctx, bool max) {
           }
           res[oy * g.ow + ox] = acc;
         }
-        // One Vector pass per kernel tap over the output row.
-        work += VectorChunkWork(g.ow, 0, 0, 4, g.kh * g.kw);
+        // One Vector pass per kernel tap over the output row, in the input type's lanes.
+        work += VectorChunkWork(g.ow, 0, 0, bytes, g.kh * g.kw * device::VectorPasses(device::VectorKernel::kPoolTap));
       }
       StoreFromFloat(out, p * g.oh * g.ow, g.oh * g.ow, res.data(), saturate);
       work.mte2_bytes += static_cast<uint64_t>(h * w * bytes);
@@ -198,7 +199,7 @@ absl::Status RunGlobalAvg(RunContext& ctx) {
       float sum = 0.0f;
       for (float v : buf) sum += v;
       res[p] = sum / static_cast<float>(spatial);  // no pixels: NaN, the mean of nothing (as torch)
-      w += VectorChunkWork(spatial, spatial * bytes, bytes, 4, 1);
+      w += VectorChunkWork(spatial, spatial * bytes, bytes, 4, device::VectorPasses(device::VectorKernel::kReduce));
     }
     w.pipeline_steps = std::max<uint64_t>(1, w.pipeline_steps);
   });

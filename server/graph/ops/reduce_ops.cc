@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "server/device/vector_passes.h"
 #include "server/graph/element_access.h"
 #include "server/graph/node_error.h"
 #include "server/graph/ops/builtin_ops.h"
@@ -158,7 +159,7 @@ absl::Status RunReduce(RunContext& ctx, Reduce kind) {
         // The index along the (single) reduced axis: slice entries step by its stride.
         arg[o] = len ? slice[best] / std::max<int64_t>(1, slice.size() > 1 ? slice[1] : 1) : 0;
       }
-      w += VectorChunkWork(len, len * in_bytes, 0, 4, 1);
+      w += VectorChunkWork(len, len * in_bytes, 0, 4, device::VectorPasses(device::VectorKernel::kReduce));
     }
     w.mte3_bytes += static_cast<uint64_t>((outputs * (t + 1) / tiles - outputs * t / tiles) *
                                           static_cast<int64_t>(ElementSize(out.type().dtype)));

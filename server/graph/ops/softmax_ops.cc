@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/vector_rows.h"
+#include "server/device/vector_passes.h"
 #include "server/graph/element_access.h"
 #include "server/graph/node_error.h"
 #include "server/graph/ops/builtin_ops.h"
@@ -64,8 +65,8 @@ absl::Status RunSoftmax(RunContext& ctx, bool log) {
         kernels::SoftmaxRowF32(row.data(), res.data(), len, log);
         for (int64_t i = 0; i < len; ++i) StoreFromFloat(out, base + i * inner, 1, &res[i], saturate);
       }
-      // max, subtract+exp (a multi-step sequence), sum, scale.
-      w += VectorChunkWork(len, len * in_bytes, len * in_bytes, 4, 8);
+      // max, subtract + exp, sum, scale (vector_passes.h), in fp32 lanes.
+      w += VectorChunkWork(len, len * in_bytes, len * in_bytes, 4, device::VectorPasses(device::VectorKernel::kSoftmaxRow));
     }
     w.pipeline_steps = std::max<uint64_t>(1, w.pipeline_steps);
   });

@@ -17,12 +17,27 @@ namespace npu::graph::ops {
 
 // Calls chunk_fn(start, len) for every chunk of the first output's elements, in
 // parallel over tiles. `operands`: UB buffers one element needs (inputs +
-// output + scratch); `passes`: Vector instructions per chunk.
+// output + scratch); `passes`: Vector instructions per chunk
+// (device::VectorPasses of the kernel that runs).
+// Bytes one element takes in a Vector lane: the widest of the op's tensors
+// (a 256 B repeat is 128 fp16 or 64 fp32/int32 lanes; BOOL masks ride along).
+inline int64_t LaneBytes(const RunContext& ctx) {
+  int64_t lane = 1;
+  auto widen = [&lane](const HostTensor& t) {
+    if (t.type().dtype != v1::BOOL) lane = std::max<int64_t>(lane, static_cast<int64_t>(ElementSize(t.type().dtype)));
+  };
+  for (const HostTensor* in : ctx.inputs) {
+    if (in != nullptr) widen(*in);
+  }
+  for (const HostTensor& out : ctx.outputs) widen(out);
+  return lane;
+}
+
 template <typename ChunkFn>
 void ForEachChunk(RunContext& ctx, int64_t operands, int64_t passes, ChunkFn&& chunk_fn) {
   const HostTensor& out = ctx.outputs[0];
   const int64_t n = out.type().elements();
-  const int64_t lane = 4;  // fp32 (or int32) lanes in the Vector unit
+  const int64_t lane = LaneBytes(ctx);
   const VectorTiling tiling = PlanVectorTiles(n, lane * operands, ctx.preset);
   ctx.work.tiles.assign(static_cast<size_t>(tiling.tiles), device::TileWork{});
   int64_t in_elem_bytes = 0;

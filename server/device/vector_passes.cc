@@ -1,0 +1,106 @@
+#include "server/device/vector_passes.h"
+
+#include <iterator>
+
+#include "absl/strings/str_cat.h"
+
+namespace npu::device {
+namespace {
+
+using K = VectorKernel;
+
+constexpr VectorPassEntry kTable[] = {
+    {K::kAdd, "Add", 1, "one vadd"},
+    {K::kSub, "Sub", 1, "one vsub"},
+    {K::kMul, "Mul", 1, "one vmul"},
+    {K::kDiv, "Div", 2, "vdiv takes two passes"},
+    {K::kPow, "Pow", 9, "log (4) + mul + exp (4)"},
+    {K::kMax, "Max", 1, "one vmax"},
+    {K::kMin, "Min", 1, "one vmin"},
+    {K::kCompare, "Equal, Less, Greater", 1, "one vcmp"},
+    {K::kRelu, "Relu", 1, "one vrelu"},
+    {K::kNeg, "Neg", 1, "one vmuls by -1"},
+    {K::kAbs, "Abs", 1, "one vabs"},
+    {K::kSqrt, "Sqrt", 2, "vsqrt takes two passes"},
+    {K::kReciprocal, "Reciprocal", 2, "vrec takes two passes"},
+    {K::kExp, "Exp", 4, "range reduction + polynomial + scale"},
+    {K::kLog, "Log", 4, "range reduction + polynomial + scale"},
+    {K::kErf, "Erf", 8, "rational approximation"},
+    {K::kSigmoid, "Sigmoid", 6, "exp (4) + add + reciprocal"},
+    {K::kTanh, "Tanh", 7, "exp (4) + add, sub, div"},
+    {K::kSilu, "Silu", 7, "sigmoid (6) + mul"},
+    {K::kGeluErf, "Gelu", 10, "erf (8) + mul + add"},
+    {K::kGeluTanh, "Gelu (approximate=tanh)", 11, "tanh (7) + cube, mul, add, mul"},
+    {K::kLeakyRelu, "LeakyRelu", 2, "vmuls + vmax"},
+    {K::kHardSigmoid, "HardSigmoid", 3, "vmuls + vadds + clamp"},
+    {K::kClip, "Clip", 2, "vmaxs + vmins"},
+    {K::kSelect, "Where", 1, "one vsel"},
+    {K::kCast, "Cast", 1, "one vconv"},
+    {K::kScaleAndAdd, "Gemm alpha/beta", 2, "vmuls + vaxpy"},
+    {K::kBatchNormAffine, "BatchNormalization", 2, "x * a + b with per-channel a, b: vmuls + vadds"},
+    {K::kLayerNormRow, "LayerNormalization row", 6, "sum, centre, square + sum, scale, affine (2)"},
+    {K::kSoftmaxRow, "Softmax row", 8, "max, subtract + exp (5), sum, scale"},
+    {K::kReduce, "ReduceSum/Max/Min/Mean", 1, "one vadd/vmax/vmin per element"},
+    {K::kPoolTap, "MaxPool/AveragePool, per window tap", 1, "one vmax/vadd per tap"},
+    {K::kBiasAdd, "Conv bias (coupled cores)", 1, "one vadd on the fp32 accumulators"},
+};
+
+}  // namespace
+
+const VectorPassEntry* VectorPassTable(int* size) {
+  *size = static_cast<int>(std::size(kTable));
+  return kTable;
+}
+
+int VectorPasses(VectorKernel k) {
+  for (const VectorPassEntry& e : kTable) {
+    if (e.kernel == k) return e.passes;
+  }
+  return 1;  // cannot happen: every kernel has a row (tests/device/vector_passes_test.cc)
+}
+
+VectorKernel KernelOf(kernels::UnaryOp op) {
+  switch (op) {
+    case kernels::UnaryOp::kRelu: return K::kRelu;
+    case kernels::UnaryOp::kNeg: return K::kNeg;
+    case kernels::UnaryOp::kAbs: return K::kAbs;
+    case kernels::UnaryOp::kSqrt: return K::kSqrt;
+    case kernels::UnaryOp::kReciprocal: return K::kReciprocal;
+    case kernels::UnaryOp::kExp: return K::kExp;
+    case kernels::UnaryOp::kLog: return K::kLog;
+    case kernels::UnaryOp::kErf: return K::kErf;
+    case kernels::UnaryOp::kSigmoid: return K::kSigmoid;
+    case kernels::UnaryOp::kTanh: return K::kTanh;
+    case kernels::UnaryOp::kSilu: return K::kSilu;
+    case kernels::UnaryOp::kGeluErf: return K::kGeluErf;
+    case kernels::UnaryOp::kGeluTanh: return K::kGeluTanh;
+    case kernels::UnaryOp::kLeakyRelu: return K::kLeakyRelu;
+    case kernels::UnaryOp::kHardSigmoid: return K::kHardSigmoid;
+    case kernels::UnaryOp::kClip: return K::kClip;
+  }
+  return K::kRelu;
+}
+
+VectorKernel KernelOf(kernels::BinaryOp op) {
+  switch (op) {
+    case kernels::BinaryOp::kAdd: return K::kAdd;
+    case kernels::BinaryOp::kSub: return K::kSub;
+    case kernels::BinaryOp::kMul: return K::kMul;
+    case kernels::BinaryOp::kDiv: return K::kDiv;
+    case kernels::BinaryOp::kPow: return K::kPow;
+    case kernels::BinaryOp::kMax: return K::kMax;
+    case kernels::BinaryOp::kMin: return K::kMin;
+    case kernels::BinaryOp::kEqual:
+    case kernels::BinaryOp::kLess:
+    case kernels::BinaryOp::kGreater: return K::kCompare;
+  }
+  return K::kAdd;
+}
+
+std::string VectorPassesMarkdown() {
+  std::string md = "| kernel | passes | why |\n|---|---|---|\n";
+  for (const VectorPassEntry& e : kTable) absl::StrAppend(&md, "| ", e.name, " | ", e.passes, " | ", e.why, " |\n");
+  return md;
+}
+
+}  // namespace npu::device
