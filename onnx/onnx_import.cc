@@ -41,8 +41,10 @@ size_t ElementBytes(v1::DataType t) {
   }
 }
 
+}  // namespace
+
 // Raw bytes from raw_data or from the typed repeated fields (little-endian host).
-absl::StatusOr<v1::Tensor> ConvertTensor(const TensorProto& t, const std::string& what) {
+absl::StatusOr<v1::Tensor> OnnxTensorToTensor(const TensorProto& t, const std::string& what) {
   if (t.data_location() == TensorProto::EXTERNAL) {
     return absl::InvalidArgumentError(absl::StrCat(what, ": external data is not supported (save the model "
                                                    "with its weights inside)"));
@@ -96,6 +98,8 @@ absl::StatusOr<v1::Tensor> ConvertTensor(const TensorProto& t, const std::string
   return out;
 }
 
+namespace {
+
 absl::StatusOr<v1::AttributeValue> ConvertAttribute(const AttributeProto& a, const std::string& what) {
   v1::AttributeValue v;
   switch (a.type()) {
@@ -108,7 +112,7 @@ absl::StatusOr<v1::AttributeValue> ConvertAttribute(const AttributeProto& a, con
       for (const auto& s : a.strings()) v.mutable_strings()->add_values(s);
       break;
     case AttributeProto::TENSOR: {
-      auto t = ConvertTensor(a.t(), what);
+      auto t = OnnxTensorToTensor(a.t(), what);
       if (!t.ok()) return t.status();
       *v.mutable_t() = std::move(*t);
       break;
@@ -160,7 +164,7 @@ absl::StatusOr<v1::Graph> OnnxModelToGraph(const ::onnx::ModelProto& model, cons
   std::set<std::string> initializer_names;
   for (const auto& init : g.initializer()) {
     const std::string what = absl::StrCat("initializer \"", init.name(), "\"");
-    auto t = ConvertTensor(init, what);
+    auto t = OnnxTensorToTensor(init, what);
     if (!t.ok()) return t.status();
     v1::Initializer* dst = out.add_initializers();
     dst->set_name(init.name());
@@ -170,7 +174,10 @@ absl::StatusOr<v1::Graph> OnnxModelToGraph(const ::onnx::ModelProto& model, cons
   for (const auto& in : g.input()) {
     if (initializer_names.contains(in.name())) continue;  // a default value, not fed by the caller
     const std::string what = absl::StrCat("graph input \"", in.name(), "\"");
-    if (!in.type().has_tensor_type()) return absl::InvalidArgumentError(absl::StrCat(what, " is not a tensor"));
+    if (!in.type().has_tensor_type()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " is not a tensor (sequence, map and optional inputs are not supported)"));
+    }
     const auto& tt = in.type().tensor_type();
     auto dtype = MapType(tt.elem_type(), what);
     if (!dtype.ok()) return dtype.status();
@@ -198,7 +205,7 @@ absl::StatusOr<v1::Graph> OnnxModelToGraph(const ::onnx::ModelProto& model, cons
     // see its values, as they would a folded constant.
     if (n.op_type() == "Constant" && n.output_size() == 1 && n.attribute_size() == 1 &&
         n.attribute(0).name() == "value" && n.attribute(0).type() == AttributeProto::TENSOR) {
-      auto t = ConvertTensor(n.attribute(0).t(), absl::StrCat("node \"", NodeName(n, i), "\" (Constant) value"));
+      auto t = OnnxTensorToTensor(n.attribute(0).t(), absl::StrCat("node \"", NodeName(n, i), "\" (Constant) value"));
       if (!t.ok()) return t.status();
       v1::Initializer* init = out.add_initializers();
       init->set_name(n.output(0));

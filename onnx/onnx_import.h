@@ -17,6 +17,10 @@ namespace npu::onnxio {
 // Shapes for inputs whose ONNX shape has symbolic (dynamic) dims.
 using InputShapes = std::map<std::string, std::vector<int64_t>>;
 
+// An ONNX tensor (raw_data or the typed fields) as a wire tensor; `what`
+// names it in errors.
+absl::StatusOr<v1::Tensor> OnnxTensorToTensor(const ::onnx::TensorProto& t, const std::string& what);
+
 absl::StatusOr<v1::Graph> OnnxModelToGraph(const ::onnx::ModelProto& model, const InputShapes& shapes = {});
 
 // Reads a binary .onnx file. Errors name the file.

@@ -17,7 +17,7 @@ constexpr VectorPassEntry kTable[] = {
     {K::kPow, "Pow", 9, "log (4) + mul + exp (4)"},
     {K::kMax, "Max", 1, "one vmax"},
     {K::kMin, "Min", 1, "one vmin"},
-    {K::kCompare, "Equal, Less, Greater", 1, "one vcmp"},
+    {K::kCompare, "Equal, Less, LessOrEqual, Greater, GreaterOrEqual", 1, "one vcmp"},
     {K::kRelu, "Relu", 1, "one vrelu"},
     {K::kNeg, "Neg", 1, "one vmuls by -1"},
     {K::kAbs, "Abs", 1, "one vabs"},

@@ -26,13 +26,63 @@ void StoreConverted(const HostTensor& t, int64_t start, int64_t n, const Src* sr
   for (int64_t i = 0; i < n; ++i) d[i] = static_cast<Dst>(convert(src[i]));
 }
 
-// Float to int32 as ONNX Cast does on the NPU: truncate toward zero, saturate
-// out-of-range values, NaN to 0.
-int32_t FloatToInt32(float v) {
+// Float to a signed integer as the NPU's conversion does: truncate toward
+// zero, saturate out-of-range values, NaN to 0.
+template <typename I>
+I FloatToInt(float v) {
+  constexpr float kLimit = -static_cast<float>(std::numeric_limits<I>::min());  // 2^(bits-1), exact
   if (std::isnan(v)) return 0;
-  if (v >= 2147483647.0f) return std::numeric_limits<int32_t>::max();
-  if (v <= -2147483648.0f) return std::numeric_limits<int32_t>::min();
-  return static_cast<int32_t>(v);
+  if (v >= kLimit) return std::numeric_limits<I>::max();
+  if (v <= -kLimit) return std::numeric_limits<I>::min();
+  return static_cast<I>(v);
+}
+
+// An integer tensor's elements [offset + i*stride] as I (narrowing wraps, as
+// ONNX Cast does between integer types).
+template <typename I>
+void LoadInts(const HostTensor& t, int64_t offset, int64_t stride, int64_t n, I* dst) {
+  switch (t.type().dtype) {
+    case v1::INT32: return StridedCopy(t.as<int32_t>() + offset, stride, n, dst);
+    case v1::INT8: return StridedCopy(t.as<int8_t>() + offset, stride, n, dst);
+    case v1::BOOL: return StridedCopy(t.as<uint8_t>() + offset, stride, n, dst);
+    case v1::INT64: return StridedCopy(t.as<int64_t>() + offset, stride, n, dst);
+    default: return;
+  }
+}
+
+// Float tensors' elements as I, converted through fp32 in blocks.
+template <typename I>
+void LoadFloatsAsInts(const HostTensor& t, int64_t offset, int64_t stride, int64_t n, I* dst) {
+  float tmp[256];
+  for (int64_t done = 0; done < n; done += 256) {
+    const int64_t len = std::min<int64_t>(256, n - done);
+    LoadAsFloat(t, offset + done * stride, stride, len, tmp);
+    for (int64_t i = 0; i < len; ++i) dst[done + i] = FloatToInt<I>(tmp[i]);
+  }
+}
+
+// Integers into a tensor of any dtype: floats round to nearest (even), narrower
+// integers wrap, BOOL is "!= 0".
+template <typename I>
+void StoreInts(const HostTensor& t, int64_t start, int64_t n, const I* src) {
+  const auto same = [](I v) { return v; };
+  switch (t.type().dtype) {
+    case v1::FLOAT16:
+    case v1::FLOAT32: {
+      float tmp[256];
+      for (int64_t done = 0; done < n; done += 256) {
+        const int64_t len = std::min<int64_t>(256, n - done);
+        for (int64_t i = 0; i < len; ++i) tmp[i] = static_cast<float>(src[done + i]);
+        StoreFromFloat(t, start + done, len, tmp, false);
+      }
+      return;
+    }
+    case v1::INT32: return StoreConverted<int32_t>(t, start, n, src, same);
+    case v1::INT8: return StoreConverted<int8_t>(t, start, n, src, same);
+    case v1::BOOL: return StoreConverted<uint8_t>(t, start, n, src, [](I v) { return v != 0; });
+    case v1::INT64: return StoreConverted<int64_t>(t, start, n, src, same);
+    default: return;
+  }
 }
 
 }  // namespace
@@ -50,32 +100,18 @@ void LoadAsFloat(const HostTensor& t, int64_t offset, int64_t stride, int64_t n,
       return;
     }
     case v1::FLOAT32: return StridedCopy(t.as<float>() + offset, stride, n, dst);
-    case v1::INT32: return StridedCopy(t.as<int32_t>() + offset, stride, n, dst);
-    case v1::INT8: return StridedCopy(t.as<int8_t>() + offset, stride, n, dst);
-    case v1::BOOL: return StridedCopy(t.as<uint8_t>() + offset, stride, n, dst);
-    case v1::INT64: return StridedCopy(t.as<int64_t>() + offset, stride, n, dst);
-    default: return;
+    default: return LoadInts(t, offset, stride, n, dst);  // INT64 rounds to nearest (even)
   }
 }
 
 void LoadAsInt32(const HostTensor& t, int64_t offset, int64_t stride, int64_t n, int32_t* dst) {
-  switch (t.type().dtype) {
-    case v1::FLOAT16:
-    case v1::FLOAT32: {
-      float tmp[256];
-      for (int64_t done = 0; done < n; done += 256) {
-        const int64_t len = std::min<int64_t>(256, n - done);
-        LoadAsFloat(t, offset + done * stride, stride, len, tmp);
-        for (int64_t i = 0; i < len; ++i) dst[done + i] = FloatToInt32(tmp[i]);
-      }
-      return;
-    }
-    case v1::INT32: return StridedCopy(t.as<int32_t>() + offset, stride, n, dst);
-    case v1::INT8: return StridedCopy(t.as<int8_t>() + offset, stride, n, dst);
-    case v1::BOOL: return StridedCopy(t.as<uint8_t>() + offset, stride, n, dst);
-    case v1::INT64: return StridedCopy(t.as<int64_t>() + offset, stride, n, dst);  // wraps, as a cast does
-    default: return;
-  }
+  if (IsFloat(t.type().dtype)) return LoadFloatsAsInts(t, offset, stride, n, dst);
+  LoadInts(t, offset, stride, n, dst);
+}
+
+void LoadAsInt64(const HostTensor& t, int64_t offset, int64_t stride, int64_t n, int64_t* dst) {
+  if (IsFloat(t.type().dtype)) return LoadFloatsAsInts(t, offset, stride, n, dst);
+  LoadInts(t, offset, stride, n, dst);
 }
 
 void StoreFromFloat(const HostTensor& t, int64_t start, int64_t n, const float* src, bool saturate) {
@@ -84,34 +120,20 @@ void StoreFromFloat(const HostTensor& t, int64_t start, int64_t n, const float* 
       kernels::FloatToHalfN(src, t.mutable_as<kernels::half_bits>() + start, static_cast<size_t>(n), saturate);
       return;
     case v1::FLOAT32: return StoreConverted<float>(t, start, n, src, [](float v) { return v; });
-    case v1::INT32: return StoreConverted<int32_t>(t, start, n, src, FloatToInt32);
-    case v1::INT8:
-      return StoreConverted<int8_t>(t, start, n, src, [](float v) { return std::clamp(FloatToInt32(v), -128, 127); });
+    case v1::INT32: return StoreConverted<int32_t>(t, start, n, src, FloatToInt<int32_t>);
+    case v1::INT8: return StoreConverted<int8_t>(t, start, n, src, FloatToInt<int8_t>);
     case v1::BOOL: return StoreConverted<uint8_t>(t, start, n, src, [](float v) { return v != 0.0f; });
-    case v1::INT64: return StoreConverted<int64_t>(t, start, n, src, FloatToInt32);
+    case v1::INT64: return StoreConverted<int64_t>(t, start, n, src, FloatToInt<int64_t>);
     default: return;
   }
 }
 
 void StoreFromInt32(const HostTensor& t, int64_t start, int64_t n, const int32_t* src) {
-  const auto same = [](int32_t v) { return v; };
-  switch (t.type().dtype) {
-    case v1::FLOAT16:
-    case v1::FLOAT32: {
-      float tmp[256];
-      for (int64_t done = 0; done < n; done += 256) {
-        const int64_t len = std::min<int64_t>(256, n - done);
-        for (int64_t i = 0; i < len; ++i) tmp[i] = static_cast<float>(src[done + i]);
-        StoreFromFloat(t, start + done, len, tmp, false);
-      }
-      return;
-    }
-    case v1::INT32: return StoreConverted<int32_t>(t, start, n, src, same);
-    case v1::INT8: return StoreConverted<int8_t>(t, start, n, src, same);  // wraps, as ONNX Cast does
-    case v1::BOOL: return StoreConverted<uint8_t>(t, start, n, src, [](int32_t v) { return v != 0; });
-    case v1::INT64: return StoreConverted<int64_t>(t, start, n, src, same);
-    default: return;
-  }
+  StoreInts(t, start, n, src);
+}
+
+void StoreFromInt64(const HostTensor& t, int64_t start, int64_t n, const int64_t* src) {
+  StoreInts(t, start, n, src);
 }
 
 }  // namespace npu::graph

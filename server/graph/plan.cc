@@ -86,6 +86,7 @@ class PlanBuilder {
         return absl::InvalidArgumentError(absl::StrCat(what, ": ", ToString(*type), " needs ", type->bytes(),
                                                        " bytes of data, got ", init.tensor().data().size()));
       }
+      if (auto s = CheckBoolBytes(*type, init.tensor().data().data(), what); !s.ok()) return s;
       auto id = DefineValue(init.name(), "initializer");
       if (!id.ok()) return id.status();
       PlanValue& v = plan_->values[*id];

@@ -54,4 +54,20 @@ absl::StatusOr<TensorType> ValidateType(DataType dtype, const google::protobuf::
   return t;
 }
 
+absl::Status CheckBoolBytes(const TensorType& t, const void* data, const std::string& what) {
+  if (t.dtype != v1::BOOL) return absl::OkStatus();
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  const int64_t n = t.elements();
+  uint8_t any = 0;  // branch-free scan first; find the culprit only when there is one
+  for (int64_t i = 0; i < n; ++i) any |= bytes[i];
+  if ((any & 0xFE) == 0) return absl::OkStatus();
+  for (int64_t i = 0; i < n; ++i) {
+    if (bytes[i] > 1) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": BOOL element ", i, " is ", static_cast<int>(bytes[i]),
+                                                     "; BOOL bytes must be 0 or 1"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace npu::graph

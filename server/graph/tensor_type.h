@@ -42,4 +42,9 @@ inline constexpr int64_t kMaxElements = int64_t{1} << 40;
 absl::StatusOr<TensorType> ValidateType(DataType dtype, const google::protobuf::RepeatedField<int64_t>& shape,
                                         const std::string& what);
 
+// BOOL tensors hold one byte per element, 0 or 1 (the wire's promise, which
+// Equal and Where rely on): INVALID_ARGUMENT naming the first other byte.
+// OK for every other dtype. `data` holds t.bytes() bytes.
+absl::Status CheckBoolBytes(const TensorType& t, const void* data, const std::string& what);
+
 }  // namespace npu::graph

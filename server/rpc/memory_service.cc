@@ -71,6 +71,7 @@ absl::Status MemoryServiceImpl::DoUpload(const std::string& tenant, grpc::Server
                                                      " of ", expected, " bytes; the stream ended after chunk ",
                                                      index - 1, " (a chunk that is not a valid message ends it too)"));
   }
+  if (status.ok()) status = graph::CheckBoolBytes(*type, tensor.data(), "upload");
   if (!status.ok()) {
     state_.tensors.Release(tenant, *device, expected);
     return status;

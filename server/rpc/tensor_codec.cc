@@ -11,6 +11,7 @@ absl::StatusOr<graph::HostTensor> ViewTensor(const v1::Tensor& msg, const std::s
     return absl::InvalidArgumentError(absl::StrCat(what, ": ", graph::ToString(*type), " needs ", type->bytes(),
                                                    " bytes of data, got ", msg.data().size()));
   }
+  if (auto s = graph::CheckBoolBytes(*type, msg.data().data(), what); !s.ok()) return s;
   return graph::HostTensor(*type, nullptr, reinterpret_cast<const std::byte*>(msg.data().data()));
 }
 

@@ -9,7 +9,7 @@
 
 namespace npu::rpc {
 
-// Checks dtype, shape and byte length, then views the message's bytes without
+// Checks dtype, shape, byte length and BOOL values, then views the message's bytes without
 // copying: `msg` must outlive the result (it does for the duration of a call).
 absl::StatusOr<graph::HostTensor> ViewTensor(const v1::Tensor& msg, const std::string& what);
 

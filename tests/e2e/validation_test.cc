@@ -195,6 +195,29 @@ std::vector<BadCase> Cases() {
        {"gpu0"}},
       {"keep_unknown_output", [](auto& r) { r.mutable_options()->add_keep_on_device("h2"); },
        C::kInvalidArgument, {"\"h2\""}},
+      {"bool_input_not_0_or_1",
+       [](auto& r) {
+         auto* g = r.mutable_graph();
+         AddInput(*g, "c", v1::BOOL, {4});
+         AddNode(*g, "pick", "Where", {"c", "b", "b"}, {"picked"});
+         g->add_outputs("picked");
+         auto* c = r.add_inputs();
+         c->set_name("c");
+         *c->mutable_tensor() = Zeros(v1::BOOL, {4});
+         (*c->mutable_tensor()->mutable_data())[2] = 7;
+       },
+       C::kInvalidArgument, {"\"c\"", "element 2", "is 7"}},
+      {"bool_initializer_not_0_or_1",
+       [](auto& r) {
+         auto* g = r.mutable_graph();
+         auto* c = g->add_initializers();
+         c->set_name("mask");
+         *c->mutable_tensor() = Zeros(v1::BOOL, {4});
+         (*c->mutable_tensor()->mutable_data())[0] = 2;
+         AddNode(*g, "pick", "Where", {"mask", "b", "b"}, {"picked"});
+         g->add_outputs("picked");
+       },
+       C::kInvalidArgument, {"\"mask\"", "element 0", "is 2"}},
   };
 }
 

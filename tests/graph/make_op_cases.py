@@ -101,6 +101,12 @@ def case(name, op, inputs, outputs, attrs=None, inits=None, node_inputs=None, dt
 def rand(shape, dtype, lo=-3.0, hi=3.0):
     if dtype == np.int32:
         return rng.integers(-20, 21, size=shape).astype(np.int32)
+    if dtype == np.int8:
+        return rng.integers(-128, 128, size=shape).astype(np.int8)
+    if dtype == np.int64:  # beyond int32, so a path that narrows shows
+        return rng.integers(-2 ** 40, 2 ** 40, size=shape).astype(np.int64)
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
     return rng.uniform(lo, hi, size=shape).astype(dtype)
 
 
@@ -122,29 +128,51 @@ BINARY_SHAPES = [((3, 5), (3, 5)), ((2, 1, 7), (4, 1)), ((1,), (6,)), ((), (3, 2
 BINARY = {
     "Add": lambda a, b: a + b, "Sub": lambda a, b: a - b, "Mul": lambda a, b: a * b,
     "Div": lambda a, b: a / b, "Pow": torch.pow, "Max": torch.maximum, "Min": torch.minimum,
-    "Equal": torch.eq, "Less": torch.lt, "Greater": torch.gt,
 }
+INTS = [np.int32, np.int64]
 for op, fn in BINARY.items():
-    for dt in FLOATS + [np.int32]:
-        if op == "Pow" and dt == np.int32:
+    for dt in FLOATS + INTS:
+        if op == "Pow" and dt in INTS:
             continue
         for i, (sa, sb) in enumerate(BINARY_SHAPES):
-            if dt == np.int32 and i > 2:
+            if dt in INTS and i > 2 and not (dt == np.int64 and i == 4):
                 continue
             a, b = rand(sa, dt), rand(sb, dt)
             if op == "Div":
                 b = np.where(np.abs(b) < 0.5, 1, b).astype(dt)
             if op == "Pow":
                 a, b = rand(sa, dt, 0.1, 3.0), rand(sb, dt, -2.0, 2.0)
-            if op in ("Equal", "Less", "Greater"):
-                b = np.where(rng.random(b.shape) < 0.3, 0, b).astype(dt)
-                a = np.where(rng.random(a.shape) < 0.3, 0, a).astype(dt)
-            if op == "Div" and dt == np.int32:
+            if op == "Mul" and dt == np.int64:  # products past 2^63 wrap in torch too; keep some
+                a = a // 2 ** 12
+            if op == "Div" and dt == np.int64:  # small divisors of both signs: truncation shows
+                b = rng.integers(-9, 10, size=sb).astype(np.int64)
+                b[b == 0] = -3
+            if op == "Div" and dt in INTS:
                 ref = torch.div(t(a), t(b), rounding_mode="trunc")
             else:
                 ref = fn(t(a), t(b))
-            out_dt = np.bool_ if op in ("Equal", "Less", "Greater") else dt
-            case("%s_%s_%d" % (op, dt.__name__, i), op, {"a": a, "b": b}, {"y": back(ref, out_dt)})
+            case("%s_%s_%d" % (op, dt.__name__, i), op, {"a": a, "b": b}, {"y": back(ref, dt)})
+# int64 wrap-around: torch's int64 arithmetic wraps like two's complement
+big64 = np.array([2 ** 62, -2 ** 63, 2 ** 63 - 1, -7, 7], np.int64)
+for op, fn in (("Add", lambda a, b: a + b), ("Sub", lambda a, b: a - b), ("Mul", lambda a, b: a * b)):
+    other = np.array([2 ** 62, -1, 1, 3, -2], np.int64)
+    case("%sWrap_int64" % op, op, {"a": big64, "b": other}, {"y": fn(t(big64), t(other)).numpy()})
+
+# ---- comparisons (BOOL out); NaN compares false, Equal included ----------------------
+COMPARE = {"Equal": torch.eq, "Less": torch.lt, "LessOrEqual": torch.le, "Greater": torch.gt,
+           "GreaterOrEqual": torch.ge}
+for op, fn in COMPARE.items():
+    for dt in FLOATS + INTS + [np.int8, np.bool_]:
+        if dt == np.bool_ and op != "Equal":
+            continue
+        for i, (sa, sb) in enumerate(BINARY_SHAPES[:3] + [BINARY_SHAPES[5]]):
+            a, b = rand(sa, dt), rand(sb, dt)
+            if dt != np.bool_:  # ties, so Equal and the OrEqual forms see true cases
+                b = np.where(rng.random(b.shape) < 0.3, 0, b).astype(dt)
+                a = np.where(rng.random(a.shape) < 0.3, 0, a).astype(dt)
+            if dt in FLOATS and a.size > 1:
+                a.flat[1] = np.nan
+            case("%s_%s_%d" % (op, dt.__name__, i), op, {"a": a, "b": b}, {"y": fn(t(a), t(b)).numpy()})
 
 # ---- unary --------------------------------------------------------------------
 UNARY = {
@@ -178,20 +206,43 @@ for dt in FLOATS:
              {"y": back(torch.clamp(t(x), min=float(lo)), dt)}, inits={"lo": lo})
 
 # ---- Where, Cast ----------------------------------------------------------------
-for dt in FLOATS + [np.int32]:
+for dt in FLOATS + [np.int32, np.int64, np.int8, np.bool_]:
     c = rng.random((4, 1, 6)) < 0.5
     x, y = rand((3, 6), dt), rand((4, 3, 1), dt)
     case("Where_%s" % dt.__name__, "Where", {"c": c, "x": x, "y": y},
          {"z": back(torch.where(torch.from_numpy(c), t(x), t(y)), dt)})
-CASTS = [(np.float32, np.float16, 10), (np.float16, np.float32, 1), (np.float32, np.int32, 6),
-         (np.float32, np.bool_, 9), (np.int32, np.float32, 1), (np.float16, np.int8, 3)]
-for src, dst, code in CASTS:
-    x = rand((5, 33), src, -100, 100)
-    if src != np.int32:
-        x.flat[::7] = 0
-    ref = torch.from_numpy(x).to({np.float16: torch.float16, np.float32: torch.float32, np.int32: torch.int32,
-                                  np.bool_: torch.bool, np.int8: torch.int8}[dst])
-    case("Cast_%s_%s" % (src.__name__, dst.__name__), "Cast", {"x": x}, {"y": ref.numpy()}, attrs={"to": code})
+# Every pair of the six dtypes, with values the destination holds (ONNX leaves
+# out-of-range float -> int undefined; the saturation cases below pin ours).
+# Floats carry fractions of both signs (truncation toward zero) and zeros
+# (-> BOOL false); int64 carries values past int32, which -> INT32/INT8 wrap.
+TORCH_DT = {np.float16: torch.float16, np.float32: torch.float32, np.int32: torch.int32, np.bool_: torch.bool,
+            np.int8: torch.int8, np.int64: torch.int64}
+ONNX_CODE = {np.float32: 1, np.int8: 3, np.int32: 6, np.int64: 7, np.bool_: 9, np.float16: 10}
+for src in ONNX_CODE:
+    for dst, code in ONNX_CODE.items():
+        if src == dst:
+            continue
+        lim = {np.int8: 127, np.int32: 2 ** 31 - 1, np.int64: 2 ** 40, np.bool_: 1}.get(dst, 100)
+        lim = min(lim, 60000 if src == np.float16 else lim)
+        if src in FLOATS:
+            x = rand((5, 33), src, -min(lim, 1e6), min(lim, 1e6))
+            x.flat[::7] = 0
+            x.flat[3::11] = np.array(-2.75, src)  # truncates to -2
+        else:
+            x = rand((5, 33), src)
+            if src != np.bool_:
+                x.flat[::7] = 0
+            if src == np.int64 and dst == np.float16:
+                x = x % 60000
+        ref = torch.from_numpy(x).to(TORCH_DT[dst])
+        case("Cast_%s_%s" % (src.__name__, dst.__name__), "Cast", {"x": x}, {"y": ref.numpy()}, attrs={"to": code})
+# float -> int out of range: saturates, NaN -> 0 (analytical reference)
+sat = np.array([1e10, -1e10, 3e9, -3e9, np.inf, -np.inf, np.nan, 2.5e19, -2.5e19, 300.7, -129.5], np.float32)
+for dst, (lo, hi) in ((np.int32, (-2 ** 31, 2 ** 31 - 1)), (np.int8, (-128, 127)), (np.int64, (-2 ** 63, 2 ** 63 - 1))):
+    ref = [0 if np.isnan(v) else (hi if v >= hi else lo if v <= lo else int(np.trunc(v))) for v in sat.astype(np.float64)]
+    case("CastSaturate_float32_%s" % dst.__name__, "Cast", {"x": sat}, {"y": np.array(ref, dst)},
+         attrs={"to": ONNX_CODE[dst]})
+case("CastNaN_float32_bool", "Cast", {"x": sat}, {"y": sat != 0}, attrs={"to": 9})
 
 # ---- reductions -------------------------------------------------------------------
 REDUCE = {"ReduceSum": torch.sum, "ReduceMean": torch.mean,
@@ -309,7 +360,7 @@ for dt in FLOATS:
                     "kernel_shape": [cv["k"]] * 2})
 
 # ---- data movement (exact) -------------------------------------------------------------------
-for dt in [np.float16, np.float32, np.int32]:
+for dt in [np.float16, np.float32, np.int32, np.int64, np.bool_]:
     n = dt.__name__
     x = rand((2, 3, 4, 5), dt)
     case("Transpose_%s" % n, "Transpose", {"x": x}, {"y": x.transpose(0, 2, 3, 1)}, attrs={"perm": [0, 2, 3, 1]})

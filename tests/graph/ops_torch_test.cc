@@ -1,7 +1,7 @@
 // Every op against PyTorch: tests/graph/make_op_cases.py writes cases (graph,
 // inputs, torch references) once per build dir; each runs through BuildPlan +
 // ExecutePlan on a simulated device and is compared within its op's tolerance.
-// The table below is the one docs/ops.md states; each row says why.
+// The tolerance table (op_tolerance.h) is the one docs/ops.md states.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -17,7 +17,9 @@
 #include "client/npy.h"
 #include "gtest/gtest.h"
 #include "tests/generated_dir.h"
+#include "tests/graph/op_tolerance.h"
 #include "tests/graph/plan_runner.h"
+#include "tests/graph/tensor_compare.h"
 #include "kernels/fp16.h"
 #include "server/device/device.h"
 #include "server/graph/op_registry.h"
@@ -27,48 +29,6 @@ namespace npu::graph {
 namespace {
 
 namespace fs = std::filesystem;
-
-// |got - ref| <= atol + rtol * |ref|, per output dtype.
-struct Tolerance {
-  double atol32, rtol32, atol16, rtol16;
-  const char* why;
-};
-
-constexpr Tolerance kExact{0, 0, 0, 0, "moves or selects elements: bit-exact"};
-constexpr Tolerance kIeee{0, 1e-6, 0, 1e-3,
-                          "IEEE op in fp32, rounded once: equal to torch's fp32 result; fp16 within 1 ulp"};
-constexpr Tolerance kTranscendental{1e-6, 1e-5, 1e-5, 2e-3,
-                                    "libm in fp32 (< 1 fp32 ulp) vs torch's vectorised fp32; fp16 within the "
-                                    "contract's 2 ulp"};
-constexpr Tolerance kReduction{1e-5, 1e-5, 2e-3, 2e-3,
-                               "fp32 sums in index order vs torch's pairwise/vectorised order; fp16 2 ulp"};
-constexpr Tolerance kRowNorm{1e-5, 1e-5, 2e-3, 2e-3,
-                             "max/exp/sum (or mean/var) in fp32, summation order differs from torch; fp16 2 ulp"};
-constexpr Tolerance kCube{1e-5, 1e-5, 1e-3, 1e-3,
-                          "reference rounds operands to fp16 (as the Cube does) and sums in float64: left is fp32 "
-                          "accumulation order; fp16 output 1 ulp"};
-
-const std::map<std::string, Tolerance>& ToleranceTable() {
-  static const auto* table = new std::map<std::string, Tolerance>{
-      {"Abs", kExact}, {"Neg", kExact}, {"Relu", kExact}, {"Max", kExact}, {"Min", kExact},
-      {"Equal", kExact}, {"Less", kExact}, {"Greater", kExact}, {"Where", kExact}, {"Cast", kExact},
-      {"Clip", kExact}, {"MaxPool", kExact}, {"ReduceMax", kExact}, {"ReduceMin", kExact}, {"ArgMax", kExact},
-      {"Transpose", kExact}, {"Reshape", kExact}, {"Flatten", kExact}, {"Squeeze", kExact},
-      {"Unsqueeze", kExact}, {"Concat", kExact}, {"Split", kExact}, {"Slice", kExact}, {"Gather", kExact},
-      {"Expand", kExact}, {"Identity", kExact}, {"Dropout", kExact}, {"Constant", kExact}, {"Shape", kExact},
-      {"Add", kIeee}, {"Sub", kIeee}, {"Mul", kIeee}, {"Div", kIeee}, {"Sqrt", kIeee}, {"Reciprocal", kIeee},
-      {"LeakyRelu", kIeee}, {"HardSigmoid", kIeee},
-      {"Pow", kTranscendental}, {"Exp", kTranscendental}, {"Log", kTranscendental}, {"Erf", kTranscendental},
-      {"Sigmoid", kTranscendental}, {"Tanh", kTranscendental}, {"Silu", kTranscendental},
-      {"Gelu", kTranscendental},
-      {"ReduceSum", kReduction}, {"ReduceMean", kReduction}, {"AveragePool", kReduction},
-      {"GlobalAveragePool", kReduction},
-      {"Softmax", kRowNorm}, {"LogSoftmax", kRowNorm}, {"LayerNormalization", kRowNorm},
-      {"BatchNormalization", kRowNorm},
-      {"MatMul", kCube}, {"Gemm", kCube}, {"Conv", kCube},
-  };
-  return *table;
-}
 
 // Generated once per build dir; again when the script changes.
 fs::path CaseDir() {
@@ -85,23 +45,6 @@ absl::StatusOr<HostTensor> ReadTensor(const fs::path& path) {
   if (!type.ok()) return type.status();
   auto bytes = reinterpret_cast<const std::byte*>(owned->data().data());
   return HostTensor(*type, owned, bytes);
-}
-
-std::vector<double> AsDoubles(const HostTensor& t) {
-  const int64_t n = t.type().elements();
-  std::vector<double> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    switch (t.type().dtype) {
-      case v1::FLOAT16: v[i] = kernels::HalfToFloat(t.as<kernels::half_bits>()[i]); break;
-      case v1::FLOAT32: v[i] = t.as<float>()[i]; break;
-      case v1::INT32: v[i] = t.as<int32_t>()[i]; break;
-      case v1::INT8: v[i] = t.as<int8_t>()[i]; break;
-      case v1::BOOL: v[i] = t.as<uint8_t>()[i]; break;
-      case v1::INT64: v[i] = static_cast<double>(t.as<int64_t>()[i]); break;
-      default: break;
-    }
-  }
-  return v;
 }
 
 struct Meta {
@@ -137,20 +80,7 @@ std::string RunCase(const fs::path& dir) {
     const std::string name = (*plan)->values[(*plan)->outputs[o]].name;
     auto ref = ReadTensor(dir / ("ref_" + name + ".npy"));
     if (!ref.ok()) return std::string(ref.status().message());
-    const HostTensor& got = result->outputs[o];
-    if (!(got.type() == ref->type())) {
-      return "output " + name + ": got " + ToString(got.type()) + ", torch " + ToString(ref->type());
-    }
-    const bool half = got.type().dtype == v1::FLOAT16;
-    const double atol = half ? tol.atol16 : tol.atol32, rtol = half ? tol.rtol16 : tol.rtol32;
-    const std::vector<double> g = AsDoubles(got), r = AsDoubles(*ref);
-    int bad = 0;
-    for (size_t i = 0; i < g.size(); ++i) {
-      const bool ok = (std::isnan(g[i]) && std::isnan(r[i])) || g[i] == r[i] ||
-                      std::fabs(g[i] - r[i]) <= atol + rtol * std::fabs(r[i]);
-      if (!ok && bad++ < 3) err << "output " << name << "[" << i << "]: got " << g[i] << ", torch " << r[i] << "; ";
-    }
-    if (bad > 0) err << bad << " of " << g.size() << " elements off (atol " << atol << ", rtol " << rtol << ")";
+    err << CompareTensor(result->outputs[o], *ref, tol, "output " + name);
   }
   return err.str();
 }

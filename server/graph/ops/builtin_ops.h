@@ -8,7 +8,8 @@ namespace npu::graph::ops {
 void RegisterCubeOps(OpRegistry& r);         // MatMul
 void RegisterGemmOp(OpRegistry& r);
 void RegisterConvOp(OpRegistry& r);
-void RegisterElementwiseOps(OpRegistry& r);  // Add, Mul, Pow, Equal, Where, ...
+void RegisterElementwiseOps(OpRegistry& r);  // Add, Mul, Pow, Max, Where, ...
+void RegisterCompareOps(OpRegistry& r);      // Equal, Less, LessOrEqual, Greater, GreaterOrEqual
 void RegisterActivationOps(OpRegistry& r);   // Relu, Exp, Gelu, Clip, ...
 void RegisterCastOp(OpRegistry& r);
 void RegisterReduceOps(OpRegistry& r);       // ReduceSum/Mean/Max/Min, ArgMax
@@ -25,6 +26,7 @@ inline void RegisterBuiltinOps(OpRegistry& r) {
   RegisterGemmOp(r);
   RegisterConvOp(r);
   RegisterElementwiseOps(r);
+  RegisterCompareOps(r);
   RegisterActivationOps(r);
   RegisterCastOp(r);
   RegisterReduceOps(r);

@@ -1,6 +1,8 @@
-// Cast (ONNX): converts between FLOAT16, FLOAT32, INT32, INT8 and BOOL on the
-// Vector unit. Float -> int truncates toward zero and saturates; -> BOOL is
-// "!= 0"; -> FLOAT16 rounds to nearest even (saturating on Ascend 910).
+// Cast (ONNX): converts between FLOAT16, FLOAT32, INT32, INT8, INT64 and BOOL
+// on the Vector unit (element_access.h has the rules): float -> int truncates
+// toward zero and saturates; int -> narrower int wraps; -> BOOL is "!= 0";
+// -> FLOAT16 rounds to nearest even (saturating on Ascend 910). Between
+// integer types the values go through int64, so nothing is lost on the way.
 #include <vector>
 
 #include "server/device/vector_passes.h"
@@ -28,7 +30,7 @@ absl::StatusOr<std::vector<TensorType>> InferCast(InferContext& c) {
     case 10: dtype = v1::FLOAT16; break;
     default:
       return NodeError(c.node, "attribute \"to\" = ", *to,
-                       " is not a supported ONNX type (1 FLOAT, 3 INT8, 6 INT32, 7 INT64, 9 BOOL, 10 FLOAT16)");
+                       ": that ONNX type is not supported (1 FLOAT, 3 INT8, 6 INT32, 7 INT64, 9 BOOL, 10 FLOAT16)");
   }
   return std::vector<TensorType>{{dtype, c.inputs[0]->shape}};
 }
@@ -39,10 +41,10 @@ absl::Status RunCast(RunContext& ctx) {
   const int64_t n = out.type().elements();
   const bool to_int = !IsFloat(out.type().dtype);
   const bool from_int = !IsFloat(x.type().dtype);
-  const VectorTiling tiling = PlanVectorTiles(n, 8, ctx.preset);
-  ctx.work.tiles.assign(static_cast<size_t>(tiling.tiles), device::TileWork{});
   const int64_t in_bytes = static_cast<int64_t>(ElementSize(x.type().dtype));
   const int64_t out_bytes = static_cast<int64_t>(ElementSize(out.type().dtype));
+  const VectorTiling tiling = PlanVectorTiles(n, std::max<int64_t>(8, in_bytes + out_bytes), ctx.preset);
+  ctx.work.tiles.assign(static_cast<size_t>(tiling.tiles), device::TileWork{});
   const bool saturate = ctx.preset.fp16_saturation;
   ParallelFor(tiling.tiles, [&](int64_t t) {
     const int64_t begin = tiling.TileBegin(t);
@@ -50,13 +52,13 @@ absl::Status RunCast(RunContext& ctx) {
     device::TileWork& work = ctx.work.tiles[static_cast<size_t>(t)];
     work.pipeline_steps = 0;
     thread_local std::vector<float> f;
-    thread_local std::vector<int32_t> i32;
+    thread_local std::vector<int64_t> i64;
     for (int64_t s = begin; s < end; s += tiling.chunk) {
       const int64_t len = std::min(tiling.chunk, end - s);
       if (from_int && to_int) {
-        i32.resize(len);
-        LoadAsInt32(x, s, 1, len, i32.data());
-        StoreFromInt32(out, s, len, i32.data());
+        i64.resize(len);
+        LoadAsInt64(x, s, 1, len, i64.data());
+        StoreFromInt64(out, s, len, i64.data());
       } else {
         f.resize(len);
         LoadAsFloat(x, s, 1, len, f.data());
@@ -76,7 +78,7 @@ void RegisterCastOp(OpRegistry& r) {
   d.name = "Cast";
   d.units = "Vector, MTE2, MTE3";
   d.task_type = device::TaskType::kAiVectorCore;
-  d.dtypes = {v1::FLOAT16, v1::FLOAT32, v1::INT32, v1::INT8, v1::BOOL};
+  d.dtypes = {v1::FLOAT16, v1::FLOAT32, v1::INT32, v1::INT8, v1::BOOL, v1::INT64};
   d.infer = InferCast;
   d.run = RunCast;
   r.Register(std::move(d));

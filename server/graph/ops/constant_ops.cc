@@ -51,6 +51,7 @@ absl::StatusOr<std::vector<TensorType>> InferConstant(InferContext& c) {
   if (type->bytes() != t->data().size()) {
     return NodeError(c.node, "value ", ToString(*type), " needs ", type->bytes(), " bytes, got ", t->data().size());
   }
+  if (auto s = CheckBoolBytes(*type, t->data().data(), NodeLabel(c.node) + " value"); !s.ok()) return s;
   return std::vector<TensorType>{*type};
 }
 

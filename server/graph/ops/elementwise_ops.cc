@@ -1,14 +1,18 @@
 // Vector elementwise binary ops with NumPy broadcasting (Add, Sub, Mul, Div,
-// Pow, Max, Min, Equal, Less, Greater) and Where. Each tile of output elements
-// runs in UB-sized chunks: MTE2 loads (widening fp16 to fp32), the Vector
-// passes of its kernel (server/device/vector_passes.h), MTE3 stores (rounding
-// once to the output type).
+// Pow, Max, Min) and Where. Each tile of output elements runs in UB-sized
+// chunks: MTE2 loads (widening fp16 to fp32), the Vector passes of its kernel
+// (server/device/vector_passes.h), MTE3 stores (rounding once to the output
+// type). Integer tensors compute in int32 (INT32) or int64 (INT64: two 32-bit
+// steps per pass, the Vector unit's integer ALU being 32 bits wide);
+// comparisons are in compare_ops.cc.
 #include <vector>
 
+#include "kernels/integer_math.h"
 #include "kernels/vector_math.h"
 #include "server/device/vector_passes.h"
 #include "server/graph/node_error.h"
 #include "server/graph/ops/builtin_ops.h"
+#include "server/graph/ops/shape_args.h"
 #include "server/graph/ops/vector_chunks.h"
 
 namespace npu::graph::ops {
@@ -16,22 +20,34 @@ namespace {
 
 using kernels::BinaryOp;
 
-bool IsNumeric(DataType t) { return t == v1::FLOAT16 || t == v1::FLOAT32 || t == v1::INT32; }
+bool IsNumeric(DataType t) { return t == v1::FLOAT16 || t == v1::FLOAT32 || t == v1::INT32 || t == v1::INT64; }
 
 absl::Status CheckNumeric(const InferContext& c, int i) {
   if (IsNumeric(c.inputs[i]->dtype)) return absl::OkStatus();
   return NodeError(c.node, InputLabel(c.node, i), ": dtype ", DataTypeName(c.inputs[i]->dtype),
-                   " is not supported (FLOAT16, FLOAT32, INT32)");
+                   " is not supported (FLOAT16, FLOAT32, INT32, INT64)");
 }
 
-absl::StatusOr<Shape> BroadcastInputs(const InferContext& c, int first, int count) {
-  Shape shape = c.inputs[first]->shape;
-  for (int i = first + 1; i < first + count; ++i) {
-    auto s = BroadcastShapes(shape, c.inputs[i]->shape);
-    if (!s.ok()) return NodeError(c.node, InputLabel(c.node, i), ": ", s.status().message());
-    shape = *s;
-  }
-  return shape;
+// The integer path: T is the compute type (int32_t or int64_t), `kernel` the
+// arithmetic on one chunk; int64 takes two 32-bit steps per pass.
+template <typename T, typename Kernel>
+void RunIntegerBinary(RunContext& ctx, const BroadcastMap& ma, const BroadcastMap& mb, int64_t passes,
+                      Kernel kernel) {
+  const HostTensor& a = *ctx.inputs[0];
+  const HostTensor& b = *ctx.inputs[1];
+  const HostTensor& out = ctx.outputs[0];
+  ForEachChunk(ctx, 3, passes * static_cast<int64_t>(sizeof(T) / 4), [&](int64_t s, int64_t len) {
+    thread_local std::vector<T> xa, xb, xo;
+    xa.resize(len), xb.resize(len), xo.resize(len);
+    GatherBroadcast(a, ma, s, len, xa.data());
+    GatherBroadcast(b, mb, s, len, xb.data());
+    kernel(xa.data(), xb.data(), xo.data(), static_cast<size_t>(len));
+    if constexpr (sizeof(T) == 8) {
+      StoreFromInt64(out, s, len, xo.data());
+    } else {
+      StoreFromInt32(out, s, len, xo.data());
+    }
+  });
 }
 
 absl::StatusOr<std::vector<TensorType>> InferBinary(InferContext& c, BinaryOp op) {
@@ -49,7 +65,7 @@ absl::StatusOr<std::vector<TensorType>> InferBinary(InferContext& c, BinaryOp op
   }
   auto shape = BroadcastInputs(c, 0, 2);
   if (!shape.ok()) return shape.status();
-  return std::vector<TensorType>{{kernels::IsComparison(op) ? v1::BOOL : a.dtype, *shape}};
+  return std::vector<TensorType>{{a.dtype, *shape}};
 }
 
 absl::Status RunBinary(RunContext& ctx, BinaryOp op) {
@@ -60,13 +76,14 @@ absl::Status RunBinary(RunContext& ctx, BinaryOp op) {
   const bool saturate = ctx.preset.fp16_saturation;
   const int64_t passes = device::VectorPasses(device::KernelOf(op));
   if (a.type().dtype == v1::INT32) {
-    ForEachChunk(ctx, 3, passes, [&](int64_t s, int64_t len) {
-      thread_local std::vector<int32_t> xa, xb, xo;
-      xa.resize(len), xb.resize(len), xo.resize(len);
-      GatherBroadcast(a, ma, s, len, xa.data());
-      GatherBroadcast(b, mb, s, len, xb.data());
-      kernels::BinaryI32(op, xa.data(), xb.data(), xo.data(), static_cast<size_t>(len));
-      StoreFromInt32(out, s, len, xo.data());
+    RunIntegerBinary<int32_t>(ctx, ma, mb, passes, [op](const int32_t* x, const int32_t* y, int32_t* z, size_t n) {
+      kernels::BinaryI32(op, x, y, z, n);
+    });
+    return absl::OkStatus();
+  }
+  if (a.type().dtype == v1::INT64) {
+    RunIntegerBinary<int64_t>(ctx, ma, mb, passes, [op](const int64_t* x, const int64_t* y, int64_t* z, size_t n) {
+      kernels::BinaryI64(op, x, y, z, n);
     });
     return absl::OkStatus();
   }
@@ -87,9 +104,6 @@ absl::StatusOr<std::vector<TensorType>> InferWhere(InferContext& c) {
     return NodeError(c.node, InputLabel(c.node, 0), ": condition must be BOOL, got ",
                      DataTypeName(c.inputs[0]->dtype));
   }
-  for (int i = 1; i < 3; ++i) {
-    if (auto s = CheckNumeric(c, i); !s.ok()) return s;
-  }
   if (c.inputs[1]->dtype != c.inputs[2]->dtype) {
     return NodeError(c.node, InputLabel(c.node, 1), " and ", InputLabel(c.node, 2), " have different dtypes");
   }
@@ -106,15 +120,16 @@ absl::Status RunWhere(RunContext& ctx) {
   const Shape& os = out.type().shape;
   const BroadcastMap mc(cond.type().shape, os), mx(x.type().shape, os), my(y.type().shape, os);
   const bool saturate = ctx.preset.fp16_saturation;
-  if (out.type().dtype == v1::INT32) {
-    ForEachChunk(ctx, 4, device::VectorPasses(device::VectorKernel::kSelect), [&](int64_t s, int64_t len) {
-      thread_local std::vector<int32_t> xc, xx, xy;
+  if (!IsFloat(out.type().dtype)) {  // every integer and BOOL dtype selects exactly in int64
+    const int64_t steps = ElementSize(out.type().dtype) == 8 ? 2 : 1;  // two 32-bit steps for int64
+    ForEachChunk(ctx, 4, steps * device::VectorPasses(device::VectorKernel::kSelect), [&](int64_t s, int64_t len) {
+      thread_local std::vector<int64_t> xc, xx, xy;
       xc.resize(len), xx.resize(len), xy.resize(len);
       GatherBroadcast(cond, mc, s, len, xc.data());
       GatherBroadcast(x, mx, s, len, xx.data());
       GatherBroadcast(y, my, s, len, xy.data());
       for (int64_t i = 0; i < len; ++i) xx[i] = xc[i] ? xx[i] : xy[i];
-      StoreFromInt32(out, s, len, xx.data());
+      StoreFromInt64(out, s, len, xx.data());
     });
     return absl::OkStatus();
   }
@@ -135,7 +150,7 @@ OpDef BinaryDef(std::string name, BinaryOp op) {
   d.name = std::move(name);
   d.units = "Vector, MTE2, MTE3";
   d.task_type = device::TaskType::kAiVectorCore;
-  d.dtypes = {v1::FLOAT16, v1::FLOAT32, v1::INT32};
+  d.dtypes = {v1::FLOAT16, v1::FLOAT32, v1::INT32, v1::INT64};
   d.min_inputs = d.max_inputs = 2;
   d.infer = [op](InferContext& c) { return InferBinary(c, op); };
   d.run = [op](RunContext& c) { return RunBinary(c, op); };
@@ -152,14 +167,11 @@ void RegisterElementwiseOps(OpRegistry& r) {
   r.Register(BinaryDef("Pow", BinaryOp::kPow));
   r.Register(BinaryDef("Max", BinaryOp::kMax));
   r.Register(BinaryDef("Min", BinaryOp::kMin));
-  r.Register(BinaryDef("Equal", BinaryOp::kEqual));
-  r.Register(BinaryDef("Less", BinaryOp::kLess));
-  r.Register(BinaryDef("Greater", BinaryOp::kGreater));
   OpDef where;
   where.name = "Where";
   where.units = "Vector, MTE2, MTE3";
   where.task_type = device::TaskType::kAiVectorCore;
-  where.dtypes = {v1::FLOAT16, v1::FLOAT32, v1::INT32};
+  where.dtypes = {v1::FLOAT16, v1::FLOAT32, v1::INT32, v1::INT8, v1::BOOL, v1::INT64};
   where.min_inputs = where.max_inputs = 3;
   where.infer = InferWhere;
   where.run = RunWhere;

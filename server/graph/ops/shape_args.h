@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "server/graph/broadcast.h"
 #include "server/graph/host_tensor.h"
 #include "server/graph/node_error.h"
 #include "server/graph/op_registry.h"
@@ -72,6 +73,18 @@ inline absl::StatusOr<std::vector<int64_t>> NormalizeAxes(const v1::Node& node, 
   auto a = CheckedAxes(axes, rank, what);
   if (!a.ok()) return AtNode(node, a.status());
   return a;
+}
+
+// The NumPy broadcast of inputs [first, first + count); the error names the
+// input that does not broadcast.
+inline absl::StatusOr<Shape> BroadcastInputs(const InferContext& c, int first, int count) {
+  Shape shape = c.inputs[first]->shape;
+  for (int i = first + 1; i < first + count; ++i) {
+    auto s = BroadcastShapes(shape, c.inputs[i]->shape);
+    if (!s.ok()) return NodeError(c.node, InputLabel(c.node, i), ": ", s.status().message());
+    shape = *s;
+  }
+  return shape;
 }
 
 // Strides (in elements) of a row-major shape.

@@ -1,0 +1,54 @@
+// The tolerance each op is held to against an independent reference (torch,
+// NumPy, ONNX's conformance data): the table docs/ops.md states, each row with
+// its reason. Integer and BOOL outputs are always exact.
+#pragma once
+
+#include <map>
+#include <string>
+
+namespace npu::graph {
+
+// |got - ref| <= atol + rtol * |ref|, per output dtype.
+struct Tolerance {
+  double atol32, rtol32, atol16, rtol16;
+  const char* why;
+};
+
+constexpr Tolerance kExact{0, 0, 0, 0, "moves or selects elements: bit-exact"};
+constexpr Tolerance kIeee{0, 1e-6, 0, 1e-3,
+                          "IEEE op in fp32, rounded once: equal to torch's fp32 result; fp16 within 1 ulp"};
+constexpr Tolerance kTranscendental{1e-6, 1e-5, 1e-5, 2e-3,
+                                    "libm in fp32 (< 1 fp32 ulp) vs torch's vectorised fp32; fp16 within the "
+                                    "contract's 2 ulp"};
+constexpr Tolerance kReduction{1e-5, 1e-5, 2e-3, 2e-3,
+                               "fp32 sums in index order vs torch's pairwise/vectorised order; fp16 2 ulp"};
+constexpr Tolerance kRowNorm{1e-5, 1e-5, 2e-3, 2e-3,
+                             "max/exp/sum (or mean/var) in fp32, summation order differs from torch; fp16 2 ulp"};
+constexpr Tolerance kCube{1e-5, 1e-5, 1e-3, 1e-3,
+                          "reference rounds operands to fp16 (as the Cube does) and sums in float64: left is fp32 "
+                          "accumulation order; fp16 output 1 ulp"};
+
+inline const std::map<std::string, Tolerance>& ToleranceTable() {
+  static const auto* table = new std::map<std::string, Tolerance>{
+      {"Abs", kExact}, {"Neg", kExact}, {"Relu", kExact}, {"Max", kExact}, {"Min", kExact},
+      {"Equal", kExact}, {"Less", kExact}, {"LessOrEqual", kExact}, {"Greater", kExact},
+      {"GreaterOrEqual", kExact}, {"Where", kExact}, {"Cast", kExact},
+      {"Clip", kExact}, {"MaxPool", kExact}, {"ReduceMax", kExact}, {"ReduceMin", kExact}, {"ArgMax", kExact},
+      {"Transpose", kExact}, {"Reshape", kExact}, {"Flatten", kExact}, {"Squeeze", kExact},
+      {"Unsqueeze", kExact}, {"Concat", kExact}, {"Split", kExact}, {"Slice", kExact}, {"Gather", kExact},
+      {"Expand", kExact}, {"Identity", kExact}, {"Dropout", kExact}, {"Constant", kExact}, {"Shape", kExact},
+      {"Add", kIeee}, {"Sub", kIeee}, {"Mul", kIeee}, {"Div", kIeee}, {"Sqrt", kIeee}, {"Reciprocal", kIeee},
+      {"LeakyRelu", kIeee}, {"HardSigmoid", kIeee},
+      {"Pow", kTranscendental}, {"Exp", kTranscendental}, {"Log", kTranscendental}, {"Erf", kTranscendental},
+      {"Sigmoid", kTranscendental}, {"Tanh", kTranscendental}, {"Silu", kTranscendental},
+      {"Gelu", kTranscendental},
+      {"ReduceSum", kReduction}, {"ReduceMean", kReduction}, {"AveragePool", kReduction},
+      {"GlobalAveragePool", kReduction},
+      {"Softmax", kRowNorm}, {"LogSoftmax", kRowNorm}, {"LayerNormalization", kRowNorm},
+      {"BatchNormalization", kRowNorm},
+      {"MatMul", kCube}, {"Gemm", kCube}, {"Conv", kCube},
+  };
+  return *table;
+}
+
+}  // namespace npu::graph
