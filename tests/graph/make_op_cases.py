@@ -369,6 +369,7 @@ for dt in [np.float16, np.float32, np.int32, np.int64, np.bool_]:
          inits={"shape": np.array([0, 3, -1], np.int64)})
     case("Flatten_%s" % n, "Flatten", {"x": x}, {"y": x.reshape(6, 20)}, attrs={"axis": 2})
     case("Flatten0_%s" % n, "Flatten", {"x": x}, {"y": x.reshape(1, 120)}, attrs={"axis": 0})
+    case("FlattenNeg_%s" % n, "Flatten", {"x": x}, {"y": x.reshape(6, 20)}, attrs={"axis": -2})
     x1 = rand((3, 1, 4, 1), dt)
     case("Squeeze_%s" % n, "Squeeze", {"x": x1}, {"y": x1.reshape(3, 4, 1)}, inits={"axes": np.array([1], np.int64)})
     case("SqueezeAll_%s" % n, "Squeeze", {"x": x1}, {"y": x1.reshape(3, 4)})

@@ -157,7 +157,9 @@ std::vector<Case> Cases() {
       {"Min", [](double a, double b) { return std::min(a, b); }},
       {"Equal", [](double a, double b) { return double(a == b); }},
       {"Less", [](double a, double b) { return double(a < b); }},
-      {"Greater", [](double a, double b) { return double(a > b); }}};
+      {"LessOrEqual", [](double a, double b) { return double(a <= b); }},
+      {"Greater", [](double a, double b) { return double(a > b); }},
+      {"GreaterOrEqual", [](double a, double b) { return double(a >= b); }}};
   for (const auto& [op, f] : binary) {
     ok(op, "scalar and scalar", [op] {
       return OneNode(op).Input("a", v1::FLOAT32, {}, {1.5}).Input("b", v1::FLOAT32, {}, {2});

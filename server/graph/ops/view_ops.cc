@@ -87,12 +87,15 @@ absl::StatusOr<std::vector<TensorType>> InferFlatten(InferContext& c) {
   const int64_t rank = static_cast<int64_t>(x.shape.size());
   auto attr = c.attrs.Int("axis", 1);
   if (!attr.ok()) return attr.status();
-  // The axis may name the end (rank): ONNX's range is [-rank, rank]; a scalar flattens to [1, 1].
-  auto axis = NormalizeAxis(c.node, *attr, rank + 1);
-  if (!axis.ok()) return axis.status();
+  // The axis may name the end (rank): ONNX's range is [-rank, rank], negative
+  // counting from rank; a scalar flattens to [1, 1].
+  if (auto checked = NormalizeAxis(c.node, *attr, *attr < 0 ? rank : rank + 1); !checked.ok()) {
+    return checked.status();
+  }
+  const size_t axis = static_cast<size_t>(*attr < 0 ? *attr + rank : *attr);
   const absl::Span<const int64_t> dims(x.shape);
-  auto outer = CheckedElements(dims.subspan(0, *axis), "the flattened outer dims");
-  auto inner = CheckedElements(dims.subspan(*axis), "the flattened inner dims");
+  auto outer = CheckedElements(dims.subspan(0, axis), "the flattened outer dims");
+  auto inner = CheckedElements(dims.subspan(axis), "the flattened inner dims");
   if (!outer.ok()) return AtNode(c.node, outer.status());
   if (!inner.ok()) return AtNode(c.node, inner.status());
   return std::vector<TensorType>{{x.dtype, {*outer, *inner}}};
