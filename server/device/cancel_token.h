@@ -1,5 +1,5 @@
-// Why a run's caller gave up, pushed by whoever learns it first (gRPC's
-// OnCancel for a client that cancelled or a deadline that passed, a shutdown)
+// Why a run's caller gave up, pushed by whoever learns it first (gRPC telling
+// that a client cancelled or a deadline passed, a shutdown)
 // and read by the device: a queued run is dropped at once, a running one stops
 // at its next node or tile. Nothing polls.
 //

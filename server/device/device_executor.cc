@@ -92,7 +92,7 @@ void DeviceExecutor::Submit(Job job) {
     // beside the worker's (per-thread ICV, set once per calling thread).
     thread_local bool single_threaded = (omp_set_num_threads(1), true);
     (void)single_threaded;
-    return RunHeld(job);
+    return RunSmallJobsHeld(std::move(job));
   }
   size_t n = waiting_.load();
   do {
@@ -113,14 +113,49 @@ void DeviceExecutor::Submit(Job job) {
   {
     MutexLock lock(&mu_);
     if (!stopping_.load()) {
+      const bool small = job.small;
       queue_.push_back(std::make_unique<Queued>(Queued{id, std::move(job)}));
-      cv_.Signal();  // under the lock: once the queue drains the executor may go
+      // Under the lock: once the queue drains the executor may go. A small job
+      // behind a holder needs no wake-up: every holder looks at the queue
+      // before it lets go (RunSmallJobsHeld, the worker's loop).
+      if (!small || !Held()) cv_.Signal();
       return;
     }
   }
   if (cancel != nullptr) cancel->ClearHook();
   waiting_.fetch_sub(1);
   job.done(absl::UnavailableError("device is shutting down"));
+}
+
+void DeviceExecutor::RunSmallJobsHeld(Job first) {
+  Job* job = &first;
+  std::unique_ptr<Queued> next;
+  for (int helped = 0;; ++helped) {
+    const bool dropped = job->cancel != nullptr && job->cancel->cancelled();
+    job->done(dropped ? job->cancel->reason() : RunCatching(job->run));
+    // Small jobs that queued meanwhile run here too: the worker's wake-up would
+    // cost more than they do. Bounded, so this thread gets back to its calls.
+    // Checked and released under mu_, so a job queued without waking the worker
+    // (Submit) is always seen by someone.
+    {
+      MutexLock lock(&mu_);
+      if (helped >= kMaxHelped || queue_.empty() || !queue_.front()->job.small) {
+        Release();
+        if (!queue_.empty()) cv_.Signal();
+        return;
+      }
+      next = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    waiting_.fetch_sub(1);
+    job = &next->job;
+    if (job->cancel != nullptr) job->cancel->ClearHook();
+  }
+}
+
+bool DeviceExecutor::Held() {
+  MutexLock lock(&hold_mu_);
+  return held_;
 }
 
 void DeviceExecutor::DropQueued(uint64_t id) {

@@ -28,7 +28,10 @@ class DeviceExecutor {
  public:
   struct Job {
     std::function<void()> run;                // runs while holding the device
-    std::function<void(absl::Status)> done;   // called exactly once, after the device is released
+    // Called exactly once, when `run` has returned (or the job was dropped or
+    // refused). The device may still be held then by a thread running the
+    // small jobs queued behind this one, so `done` should only hand the result on.
+    std::function<void(absl::Status)> done;
     std::shared_ptr<CancelToken> cancel;      // optional: a queued job is dropped when it fires
     // A job of a few microseconds: handing it to the worker and back costs two
     // thread wake-ups, more than the work, so when the device is free the
@@ -69,6 +72,11 @@ class DeviceExecutor {
   void Release();
   // Runs job.run holding the device (already taken), releases it, calls done.
   void RunHeld(Job& job);
+  // Runs `first` (the device already taken) on the submitting thread, then the
+  // small jobs queued behind it (at most kMaxHelped), then releases the device.
+  void RunSmallJobsHeld(Job first);
+  static constexpr int kMaxHelped = 16;
+  bool Held();
   // Drops queued job `id` (its token fired) and calls its done.
   void DropQueued(uint64_t id);
   void WorkerLoop(int omp_threads, const std::vector<int>& cpus);

@@ -6,7 +6,7 @@
 // Life of a run: RunPlanAsync checks the inputs against the plan, submits one
 // job to the device (Device::Submit), which runs ExecutePlan while holding the
 // device, and calls `done` once. Nothing here polls: a CancelToken fired by the
-// frontend (gRPC's OnCancel, a deadline) drops a queued run at once and stops a
+// frontend (gRPC reporting a cancelled call or a passed deadline) drops a queued run at once and stops a
 // running one at its next node or tile.
 #pragma once
 

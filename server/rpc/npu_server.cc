@@ -89,10 +89,13 @@ absl::StatusOr<std::unique_ptr<NpuServer>> NpuServer::Start(const ServerConfig& 
   builder.RegisterService(&s->device_service_);
   builder.RegisterService(&s->memory_service_);
   builder.RegisterService(&s->runtime_service_);
+  auto run_cq = builder.AddCompletionQueue();
   s->server_ = builder.BuildAndStart();
-  if (s->server_ == nullptr || s->port_ == 0) {
-    return absl::UnavailableError(absl::StrCat("cannot listen on ", config.listen));
-  }
+  if (s->server_ == nullptr) return absl::UnavailableError(absl::StrCat("cannot listen on ", config.listen));
+  // The queue outlives the server: made now, before any early return.
+  s->run_calls_ = std::make_unique<RunCallQueue>(s->state_, s->runtime_service_, std::move(run_cq));
+  if (s->port_ == 0) return absl::UnavailableError(absl::StrCat("cannot listen on ", config.listen));
+  s->run_calls_->Start(std::max(1, config.run_threads));
   s->server_->GetHealthCheckService()->SetServingStatus(true);
   if (config.limits.device_watchdog.count() > 0) s->watchdog_ = std::thread([p = s.get()] { p->WatchDevices(); });
   if (!config.metrics_listen.empty()) {
@@ -118,6 +121,7 @@ bool NpuServer::Drain(std::chrono::milliseconds timeout) {
   }
   // Uploads and downloads still streaming get a short grace, then are cancelled.
   server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  run_calls_->Stop();
   return drained;
 }
 
@@ -162,6 +166,7 @@ void NpuServer::Shutdown() {
   state_.draining.store(true);
   server_->GetHealthCheckService()->SetServingStatus(false);
   server_->Shutdown(std::chrono::system_clock::now());
+  if (run_calls_ != nullptr) run_calls_->Stop();
   metrics_.reset();
 }
 

@@ -2,7 +2,6 @@
 
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/request_log.h"
-#include "server/rpc/run_reactor.h"
 
 namespace npu::rpc {
 namespace {
@@ -36,11 +35,6 @@ grpc::Status RuntimeServiceImpl::RegisterGraph(grpc::ServerContext* ctx, const v
   DescribeValues(**plan, (*plan)->inputs, resp->mutable_inputs());
   DescribeValues(**plan, (*plan)->outputs, resp->mutable_outputs());
   return ToGrpcStatus(log.Finish(absl::OkStatus()));
-}
-
-grpc::ServerUnaryReactor* RuntimeServiceImpl::Run(grpc::CallbackServerContext* ctx, const v1::RunRequest* req,
-                                                  v1::RunResponse* resp) {
-  return RunReactor::Start(state_, ctx, req, resp);
 }
 
 grpc::Status RuntimeServiceImpl::UnregisterGraph(grpc::ServerContext* ctx, const v1::UnregisterGraphRequest* req,

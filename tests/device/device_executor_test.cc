@@ -93,6 +93,27 @@ TEST(DeviceExecutorTest, SmallJobsRunOnTheCallerWhenTheDeviceIsFreeAndOthersOnTh
   EXPECT_EQ(small_while_busy_ran_on, big_ran_on);
 }
 
+TEST(DeviceExecutorTest, ASmallJobQueuedBehindASmallJobRunsOnThatJobsThread) {
+  DeviceExecutor ex(8, 1);
+  std::thread::id first_ran_on, second_ran_on;
+  std::promise<void> second_queued;
+  auto first = std::async(std::launch::async, [&] {
+    return ex.RunSync([&] {
+      first_ran_on = std::this_thread::get_id();
+      second_queued.get_future().wait();  // hold the device until the second job waits
+    }, nullptr, true);
+  });
+  for (int i = 0; i < 5000 && first_ran_on == std::thread::id(); ++i) std::this_thread::sleep_for(1ms);
+  auto second = std::async(std::launch::async, [&] {
+    return ex.RunSync([&] { second_ran_on = std::this_thread::get_id(); }, nullptr, true);
+  });
+  WaitForDepth(ex, 1);
+  second_queued.set_value();
+  EXPECT_TRUE(first.get().ok());
+  EXPECT_TRUE(second.get().ok());
+  EXPECT_EQ(second_ran_on, first_ran_on);  // no hand-off to the worker
+}
+
 TEST(DeviceExecutorTest, JobsBeyondTheBoundAreRefusedAtOnce) {
   DeviceExecutor ex(/*max_queue=*/2, 1);
   Blocker blocker(ex);

@@ -1,0 +1,199 @@
+#include "server/rpc/run_call.h"
+
+#include <chrono>
+#include <cstdio>
+#include <utility>
+
+#include <grpcpp/support/proto_buffer_reader.h>
+
+#include "absl/strings/str_cat.h"
+#include "server/rpc/grpc_status.h"
+#include "server/rpc/parse_error_interceptor.h"
+#include "server/rpc/tensor_codec.h"
+
+namespace npu::rpc {
+
+void RunCallQueue::Start(int threads) {
+  // A few calls waiting per thread: each accepted call asks for the next one at once.
+  for (int i = 0; i < 4 * threads; ++i) RunCall::Await(*this);
+  for (int i = 0; i < threads; ++i) {
+    threads_.emplace_back([this] {
+      void* tag = nullptr;
+      bool ok = false;
+      while (cq_->Next(&tag, &ok)) static_cast<RunCallTag*>(tag)->Fire(ok);
+    });
+  }
+}
+
+void RunCallQueue::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  // The server has shut down: waiting calls come back refused, accepted ones
+  // were cancelled (their tokens fired) and send their status soon.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (awaiting_.load() > 0 || open_.load() > 0) {
+    if (std::chrono::steady_clock::now() >= give_up) {
+      std::fprintf(stderr, "level=error msg=\"Run calls still open at shutdown; leaving their queue\"\n");
+      for (auto& t : threads_) t.detach();
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  cq_->Shutdown();
+  for (auto& t : threads_) t.join();
+}
+
+void RunCall::Await(RunCallQueue& queue) { new RunCall(queue); }
+
+RunCall::RunCall(RunCallQueue& queue) : queue_(queue), state_(queue.state_) {
+  queue_.awaiting_.fetch_add(1);
+  ctx_.AsyncNotifyWhenDone(&done_tag_);
+  queue_.service_.RequestRun(&ctx_, &request_bytes_, &writer_, queue_.cq_.get(), queue_.cq_.get(), &request_tag_);
+}
+
+void RunCall::OnRequest(bool ok) {
+  if (!ok) {  // shutting down: no call came, and none will report done
+    queue_.awaiting_.fetch_sub(1);
+    delete this;
+    return;
+  }
+  queue_.open_.fetch_add(1);  // before awaiting_ drops, so Stop never sees both at zero early
+  Await(queue_);              // the next call, before this one's work
+  queue_.awaiting_.fetch_sub(1);
+  log_ = std::make_unique<RequestLog>("Run");
+  // Counted before the drain check, so a drain that starts now waits for it or refuses it.
+  state_.counters.runs_in_flight.fetch_add(1);
+  absl::Status s = Parse();
+  if (s.ok()) s = Submit();
+  if (!s.ok()) Complete(std::move(s));
+}
+
+absl::Status RunCall::Parse() {
+  TakeProtobufParseComplaint();  // protobuf names what it could not parse on this thread
+  grpc::ProtoBufferReader reader(&request_bytes_);
+  const bool parsed = req_.ParseFromZeroCopyStream(&reader);
+  request_bytes_.Clear();
+  if (parsed) return absl::OkStatus();
+  std::string message = "the request to /npu.v1.RuntimeService/Run is not a valid protobuf message";
+  if (std::string complaint = TakeProtobufParseComplaint(); !complaint.empty()) absl::StrAppend(&message, ": ", complaint);
+  return absl::InvalidArgumentError(message);
+}
+
+void RunCall::OnDone(bool) {
+  if (ctx_.IsCancelled()) {
+    if (std::chrono::system_clock::now() >= ctx_.deadline()) {
+      cancel_->Cancel(absl::DeadlineExceededError("the run passed its deadline; its device work was stopped"));
+    } else {
+      cancel_->Cancel(absl::CancelledError("the client cancelled the run; its device work was stopped"));
+    }
+  }
+  MaybeDelete();
+}
+
+void RunCall::OnFinished(bool) { MaybeDelete(); }
+
+void RunCall::MaybeDelete() {
+  if (pending_events_.fetch_sub(1) == 1) delete this;
+}
+
+absl::Status RunCall::Submit() {
+  auto tenant = state_.TenantOf(ctx_);
+  if (!tenant.ok()) return tenant.status();
+  tenant_ = *std::move(tenant);
+  log_->set_tenant(tenant_);
+  if (auto s = state_.CheckAdmitting(); !s.ok()) return s;
+  state_.counters.runs_total.fetch_add(1);
+  admitted_ = true;
+
+  auto device = state_.devices.Find(req_.options().device());
+  if (!device.ok()) return device.status();
+  device_ = *device;
+  switch (req_.graph_source_case()) {
+    case v1::RunRequest::kGraphId: {
+      auto entry = state_.graphs.Get(tenant_, req_.graph_id());
+      if (!entry.ok()) return entry.status();
+      auto plan = (*entry)->PlanFor(device_->preset(), state_.plan_limits());
+      if (!plan.ok()) return plan.status();
+      plan_ = *std::move(plan);
+      break;
+    }
+    case v1::RunRequest::kGraph: {
+      // The request outlives this run's plan: plan a view of it, weights uncopied.
+      auto plan = graph::BuildPlan(std::shared_ptr<const v1::Graph>(std::shared_ptr<void>(), &req_.graph()),
+                                   device_->preset(), state_.plan_limits());
+      if (!plan.ok()) return plan.status();
+      plan_ = *std::move(plan);
+      break;
+    }
+    default:
+      return absl::InvalidArgumentError("the run request names no graph (set graph_id or graph)");
+  }
+  auto binding = BindRun(*plan_, req_, tenant_, *device_, state_.tensors);
+  if (!binding.ok()) return binding.status();
+  binding_ = *std::move(binding);
+
+  graph::ExecOptions options{req_.options().profile(), req_.options().debug(), device_->id()};
+  graph::RunPlanAsync(plan_, std::move(binding_.inputs), std::move(options), *device_, cancel_,
+                      [this](absl::StatusOr<graph::ExecResult> result) { Complete(Respond(std::move(result))); });
+  return absl::OkStatus();
+}
+
+absl::Status RunCall::Respond(absl::StatusOr<graph::ExecResult> result) {
+  if (!result.ok()) {
+    const absl::StatusCode code = result.status().code();
+    if (code == absl::StatusCode::kDeadlineExceeded || code == absl::StatusCode::kCancelled) {
+      state_.counters.runs_cancelled.fetch_add(1);
+    }
+    return result.status();
+  }
+  for (size_t i = 0; i < plan_->outputs.size(); ++i) {
+    v1::RunOutput* out = resp_.add_outputs();
+    out->set_name(plan_->values[plan_->outputs[i]].name);
+    if (binding_.keep_on_device[i]) {
+      auto handle = state_.tensors.Put(tenant_, device_, result->outputs[i]);
+      if (!handle.ok()) return handle.status();
+      *out->mutable_handle() = *std::move(handle);
+    } else {
+      CopyToProto(result->outputs[i], out->mutable_tensor());
+    }
+  }
+  for (const auto& [name, tensor] : result->intermediates) {
+    v1::RunOutput* out = resp_.add_intermediates();
+    out->set_name(name);
+    CopyToProto(tensor, out->mutable_tensor());
+  }
+  if (req_.options().profile()) {
+    log_->set_device_us(result->profile.device_time_us());
+    *resp_.mutable_profile() = std::move(result->profile);
+  }
+  return absl::OkStatus();
+}
+
+void RunCall::Complete(absl::Status status) {
+  if (!status.ok()) {
+    if (admitted_) state_.counters.runs_failed.fetch_add(1);
+    resp_.Clear();
+  }
+  grpc::Status wire = ToGrpcStatus(log_->Finish(std::move(status)));
+  // The run is over once its status is decided: a client that reads the
+  // answer and then the server's counters sees it counted out.
+  state_.counters.runs_in_flight.fetch_sub(1);
+  // Once the status is on its way the queue's threads may delete this call:
+  // what is needed after Finish is taken first.
+  RunCallQueue& queue = queue_;
+  if (wire.ok()) {
+    grpc::ByteBuffer out;
+    bool own_buffer = false;
+    grpc::Status serialized = grpc::SerializationTraits<v1::RunResponse>::Serialize(resp_, &out, &own_buffer);
+    if (serialized.ok()) {
+      writer_.Finish(out, wire, &finish_tag_);
+    } else {
+      writer_.FinishWithError(serialized, &finish_tag_);
+    }
+  } else {
+    writer_.FinishWithError(wire, &finish_tag_);
+  }
+  queue.open_.fetch_sub(1);
+}
+
+}  // namespace npu::rpc
