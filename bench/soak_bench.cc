@@ -23,26 +23,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "bench/bench_registry.h"
+#include "bench/process_rss.h"
 #include "client/client.h"
 
 namespace npu::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-int64_t RssKiB(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string key;
-  while (in >> key) {
-    if (key == "VmRSS:") {
-      int64_t kib = 0;
-      in >> kib;
-      return kib;
-    }
-    std::getline(in, key);
-  }
-  return -1;
-}
 
 v1::Tensor Floats(std::vector<int64_t> shape, float value) {
   int64_t n = 1;

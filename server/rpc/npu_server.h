@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "base/mutex.h"
 #include "server/rpc/device_service.h"
+#include "server/rpc/memory_returner.h"
 #include "server/rpc/memory_service.h"
 #include "server/rpc/metrics_http.h"
 #include "server/rpc/runtime_service.h"
@@ -81,6 +82,7 @@ class NpuServer {
   CondVar watch_cv_;
   bool watch_stop_ ABSL_GUARDED_BY(watch_mu_) = false;
   std::thread watchdog_;
+  std::unique_ptr<MemoryReturner> memory_returner_;
 };
 
 }  // namespace npu::rpc
