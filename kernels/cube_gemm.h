@@ -1,15 +1,22 @@
 // The Cube: C = epilogue(op(A) x op(B) + bias), fp16 inputs, fp32 accumulation.
 //
-// The kernel is blocked the way a Da Vinci AI core moves data (DESIGN.md s.2):
-// a *tile* is one m_tile x n_tile block of C computed over all of K by one core;
-// inside it, k_tile-deep slices of A and B are packed into 16x16 fractals
-// (MTE1), multiplied fractal by fractal into fp32 accumulators (Cube, L0C) and
-// written back once with cast, bias and activation (FixPipe). The counts of that
-// work are returned per tile, so the device model charges what really happened.
+// The kernel is blocked the way a Da Vinci AI core moves data (DESIGN.md s.2)
+// and the way BLIS splits a GEMM (its loop names in brackets):
+//   cube_gemm.cc          the tiles of C (jc, ic) spread over the OpenMP team
+//   cube_tile.cc          one m_tile x n_tile tile over all of K: MTE1 packing of
+//                         A, k blocks (pc) with B packed or prefetched, FixPipe
+//   cube_macro_kernel.cc  one k block of a tile: fractal columns (jr) x slivers
+//                         of A rows (ir), one micro-kernel call each
+//   cube_microkernel_*.cc the Cube itself: a register block of fp32 accumulators
+//   cube_packed_b.cc      B packed once into whole-K fractal columns, shared by
+//                         every tile (per call, or pre-packed constant weights)
+//   cube_pack.cc          MTE1's layouts; fixpipe.cc the write-back
+// The counts of that work are returned per tile, so the device model charges
+// what really happened.
 //
 // Numerics: each product of two halves is exact in fp32; the sum over K runs in
 // a fixed order per output element, so C is bitwise identical whatever the
-// thread count, SIMD path or tile shape.
+// thread count, SIMD path, tile shape or whether B was pre-packed.
 #pragma once
 
 #include <atomic>
@@ -22,6 +29,9 @@ namespace npu::kernels {
 
 enum class ElemType { kFloat16, kFloat32 };
 enum class Epilogue { kNone, kRelu, kGeluErf, kGeluTanh };
+
+class PackedCubeB;  // cube_packed_b.h
+class CubeASource;  // below
 
 // Tile sizes in elements; multiples of 16 (the fractal edge). The defaults are
 // the Ascend 910 tile (A and B slices of 128x256 fp16 fill L0A/L0B's 64 KiB; C
@@ -43,7 +53,15 @@ struct CubeTileCounts {
   uint64_t mte1_bytes = 0;      // L1 -> L0A/L0B: fractals laid out
   uint64_t fixpipe_bytes = 0;   // L0C -> GM: C written
   uint64_t k_steps = 0;         // k_tile slices (scalar loop iterations)
+  uint64_t overflow_elements = 0;  // fp16 results saturated to +-65504 or made inf/NaN by FixPipe's cast
 };
+
+// Where element (r, j) of C (rows r < m, columns j < n of one batch) is stored.
+//   kRowMajor      c[r * ldc + j]
+//   kChannelMajor  c[(r / image_rows) * image_stride + j * image_rows + r % image_rows]:
+//                  the rows are the pixels of consecutive images and the columns
+//                  their channels, written as NCHW (a convolution's output).
+enum class CubeOutputLayout { kRowMajor, kChannelMajor };
 
 struct GemmProblem {
   int64_t batch = 1;
@@ -54,24 +72,45 @@ struct GemmProblem {
   int64_t lda = 0;
   bool trans_a = false;
   int64_t a_batch_stride = 0;  // elements; 0 broadcasts one A over the batch
+  // Optional: packs op(A) itself instead of reading `a` (MTE1's img2col); the
+  // fields of A above are then ignored.
+  const CubeASource* a_source = nullptr;
   // B is k x n (n x k when trans_b).
   const void* b = nullptr;
   ElemType b_type = ElemType::kFloat16;
   int64_t ldb = 0;
   bool trans_b = false;
   int64_t b_batch_stride = 0;
+  // Optional: B already packed (constant weights packed once, at plan time); the
+  // fields of B above are then ignored. It must be k x n with 1 or `batch` batches.
+  const PackedCubeB* packed_b = nullptr;
   // Optional fp32 bias of length n, added in fp32 before the epilogue.
   const float* bias = nullptr;
+  int64_t bias_batch_stride = 0;  // elements between the biases of consecutive batches
   Epilogue epilogue = Epilogue::kNone;
-  // C is m x n, row-major.
+  // C is m x n.
   void* c = nullptr;
   ElemType c_type = ElemType::kFloat32;
-  int64_t ldc = 0;
+  CubeOutputLayout c_layout = CubeOutputLayout::kRowMajor;
+  int64_t ldc = 0;           // kRowMajor
+  int64_t c_image_rows = 0;  // kChannelMajor: rows (pixels) per image, > 0
+  int64_t c_image_stride = 0;  // kChannelMajor: elements between images
   int64_t c_batch_stride = 0;
   bool saturate_fp16 = false;  // fp16 output: saturate overflow to +-65504 (Ascend 910)
   // Optional: read before each tile; once true the remaining tiles are skipped
   // (C is left incomplete), so a run whose caller gave up frees the cores quickly.
   const std::atomic<bool>* cancel = nullptr;
+};
+
+// A source of op(A) that lays out its own rows (a convolution's img2col,
+// kernels/cube_im2col.h). Called from inside the GEMM's parallel region, so
+// Pack must not throw or allocate.
+class CubeASource {
+ public:
+  virtual ~CubeASource() = default;
+  // As PackCubeA (cube_pack.h): rows [m0, m0 + mt) of op(A) of `batch`, all k
+  // columns, as fp32 values of fp16 roundings, in slivers of CubeSliverRows rows.
+  virtual void Pack(int64_t batch, int64_t m0, int64_t mt, int64_t k, int mr, float* out) const = 0;
 };
 
 // Which host SIMD code runs the Cube's micro-kernel. All paths give bitwise
@@ -86,7 +125,8 @@ SimdPath ActiveCubeSimdPath();
 
 // Runs the GEMM. `tiles`, when given, receives one entry per output tile in a
 // fixed order (batch, then m0, then n0). Tiles run in parallel over the current
-// OpenMP team.
+// OpenMP team. Throws std::bad_alloc (before any tile runs) when its per-thread
+// buffers cannot be had; nothing is thrown from inside the parallel region.
 void CubeGemm(const GemmProblem& p, const CubeTileShape& tile, std::vector<CubeTileCounts>* tiles);
 
 }  // namespace npu::kernels

@@ -22,6 +22,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/cube_gemm.h"
+#include "kernels/cube_packed_b.h"
 #include "kernels/fp16.h"
 #include "kernels/openmp.h"
 
@@ -99,9 +100,13 @@ void Fill(Operands& o, std::mt19937& rng, float scale) {
   }
 }
 
+// How B reaches the kernel: as a matrix it packs itself, or packed beforehand
+// (PackedCubeB, as a plan packs constant weights).
+enum class BFeed { kMatrix, kPrePacked };
+
 // Output as raw bytes, so comparisons are bitwise.
 std::vector<uint8_t> RunGemm(const Operands& o, const CubeTileShape& tile, int threads, SimdPath path,
-                         std::vector<CubeTileCounts>* counts = nullptr) {
+                         std::vector<CubeTileCounts>* counts = nullptr, BFeed feed = BFeed::kMatrix) {
   const size_t esize = o.out_type == ElemType::kFloat32 ? 4 : 2;
   std::vector<uint8_t> c(o.batch * o.m * o.n * esize, 0xcd);
   GemmProblem p;
@@ -126,6 +131,12 @@ std::vector<uint8_t> RunGemm(const Operands& o, const CubeTileShape& tile, int t
   p.ldc = o.n;
   p.c_batch_stride = o.m * o.n;
   p.saturate_fp16 = o.saturate;
+  PackedCubeB packed;
+  if (feed == BFeed::kPrePacked) {
+    packed = PackedCubeB::Pack(OperandView{p.b, p.b_type, p.ldb, p.trans_b}, o.k, o.n, o.batch, p.b_batch_stride);
+    p.packed_b = &packed;
+    p.b = nullptr;  // the kernel must not read it
+  }
   ForceCubeSimdPath(path);
   omp_set_num_threads(threads);
   CubeGemm(p, tile, counts);
@@ -271,6 +282,12 @@ std::vector<uint8_t> RunAllWaysIdentical(const Operands& o) {
         }
         EXPECT_TRUE(c == first) << "differs: path " << PathName(path) << ", " << threads << " threads, tile "
                                 << tile.m << "x" << tile.n << "x" << tile.k;
+      }
+      // B packed beforehand gives the same bits (a plan's constant weights).
+      for (const CubeTileShape& tile : {kTiles[0], kTiles[2]}) {
+        EXPECT_TRUE(RunGemm(o, tile, threads, path, nullptr, BFeed::kPrePacked) == first)
+            << "pre-packed B differs: path " << PathName(path) << ", " << threads << " threads, tile " << tile.m
+            << "x" << tile.n << "x" << tile.k;
       }
     }
   }
@@ -453,6 +470,116 @@ TEST(CubeGemm, TileCountsFollowTheRequestedTiles) {
       }
     }
   }
+}
+
+// fp16 results beyond the range are counted per tile, saturated or not; so are
+// inf and NaN in fp32 output. The count is what FixPipe's cast saw, so it is the
+// same whatever the path or thread count.
+TEST(CubeGemm, CountsOverflowingResultsPerTile) {
+  for (ElemType out : {ElemType::kFloat16, ElemType::kFloat32}) {
+    for (bool saturate : {false, true}) {
+      Operands o;
+      o.m = 40;
+      o.n = 50;
+      o.k = 4;
+      o.out_type = out;
+      o.saturate = saturate;
+      o.a16.assign(o.m * o.k, FloatToHalf(1.0f));
+      o.b16.assign(o.k * o.n, FloatToHalf(1.0f));
+      // Element (i, j) is 4 * a_i * b_j. Rows 3 and 35 (a = +-128) meet columns 7
+      // and 45 (b = 128) at +-65536, past fp16's 65504. Column 30 (b = 16376) is
+      // 65504 exactly in the other rows, the largest half and no overflow, but
+      // overflows in rows 3 and 35; column 31 (b = 16380) is 65520, which rounds
+      // to inf, in every row; column 9 holds an inf, so it is inf or NaN throughout.
+      auto set_a = [&](int64_t i, float v) { for (int64_t x = 0; x < o.k; ++x) o.a16[i * o.k + x] = FloatToHalf(v); };
+      set_a(3, 128.0f);
+      set_a(35, -128.0f);
+      for (int64_t x = 0; x < o.k; ++x) {
+        o.b16[x * o.n + 7] = o.b16[x * o.n + 45] = FloatToHalf(128.0f);
+        o.b16[x * o.n + 30] = FloatToHalf(16376.0f);
+        o.b16[x * o.n + 31] = FloatToHalf(16380.0f);
+      }
+      o.b16[0 * o.n + 9] = FloatToHalf(INFINITY);
+      std::vector<CubeTileCounts> counts;
+      const std::vector<uint8_t> c = RunGemm(o, CubeTileShape{32, 32, 64}, 2, SimdPath::kAuto, &counts);
+      ASSERT_EQ(counts.size(), 4u);  // tiles (0,0) (0,32) (32,0) (32,32)
+      SCOPED_TRACE(std::string(out == ElemType::kFloat16 ? "fp16" : "fp32") + (saturate ? " saturating" : ""));
+      const uint64_t f16 = out == ElemType::kFloat16 ? 1 : 0;  // only fp16 overflows at these magnitudes
+      // Tile (0,0), rows 0-31 x columns 0-31: (3,7), (3,30), column 31 and column 9.
+      EXPECT_EQ(counts[0].overflow_elements, f16 * (2 + 32) + 32);
+      EXPECT_EQ(counts[1].overflow_elements, f16);                // (3,45)
+      EXPECT_EQ(counts[2].overflow_elements, f16 * (2 + 8) + 8);  // rows 32-39
+      EXPECT_EQ(counts[3].overflow_elements, f16);                // (35,45)
+      if (out == ElemType::kFloat16) {
+        EXPECT_EQ(OutAt(o, c, 0 * o.n + 30), 65504.0);
+        EXPECT_EQ(OutAt(o, c, 0 * o.n + 31), saturate ? 65504.0 : INFINITY);
+        EXPECT_EQ(OutAt(o, c, 35 * o.n + 7), saturate ? -65504.0 : -INFINITY);
+      }
+    }
+  }
+}
+
+// Channel-major output (a convolution's NCHW): rows are the pixels of
+// consecutive images, columns their channels. The same bits as row-major C,
+// transposed per image.
+TEST(CubeGemm, ChannelMajorOutputIsRowMajorTransposedPerImage) {
+  for (ElemType out : {ElemType::kFloat32, ElemType::kFloat16}) {
+    Operands o;
+    o.m = 3 * 37;  // 3 images of 37 pixels: tiles straddle images
+    o.n = 45;
+    o.k = 70;
+    o.out_type = out;
+    std::mt19937 rng(21);
+    Fill(o, rng, 1.0f);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    o.bias.resize(o.n);
+    for (float& v : o.bias) v = dist(rng);
+    o.epilogue = Epilogue::kRelu;
+    const size_t esize = out == ElemType::kFloat32 ? 4 : 2;
+    const std::vector<uint8_t> row_major = RunGemm(o, CubeTileShape{32, 32, 64}, 1, SimdPath::kAuto);
+    for (int threads : {1, 2}) {
+      std::vector<uint8_t> nchw(o.m * o.n * esize, 0xcd);
+      GemmProblem p;
+      p.m = o.m, p.n = o.n, p.k = o.k;
+      p.a = o.a16.data(), p.lda = o.k;
+      p.b = o.b16.data(), p.ldb = o.n;
+      p.bias = o.bias.data();
+      p.epilogue = o.epilogue;
+      p.c = nchw.data();
+      p.c_type = out;
+      p.c_layout = CubeOutputLayout::kChannelMajor;
+      p.c_image_rows = 37;
+      p.c_image_stride = 37 * o.n;
+      omp_set_num_threads(threads);
+      CubeGemm(p, CubeTileShape{32, 32, 64}, nullptr);
+      int failures = 0;
+      for (int64_t img = 0; img < 3; ++img) {
+        for (int64_t ch = 0; ch < o.n; ++ch) {
+          for (int64_t px = 0; px < 37; ++px) {
+            const uint8_t* want = row_major.data() + ((img * 37 + px) * o.n + ch) * esize;
+            const uint8_t* got = nchw.data() + ((img * o.n + ch) * 37 + px) * esize;
+            if (std::memcmp(want, got, esize) != 0 && ++failures <= 5) {
+              ADD_FAILURE() << "image " << img << " channel " << ch << " pixel " << px;
+            }
+          }
+        }
+      }
+      EXPECT_EQ(failures, 0) << threads << " threads";
+    }
+  }
+}
+
+// The per-thread buffers are had before the parallel region: a GEMM too big for
+// them throws std::bad_alloc on the caller instead of terminating the process.
+TEST(CubeGemm, BuffersThatCannotBeHadThrowBeforeAnyTileRuns) {
+  GemmProblem p;
+  p.m = p.n = 1;
+  p.k = int64_t{1} << 44;  // packed A alone would need 2^53 bytes per thread
+  std::vector<float> c(1);
+  p.c = c.data();
+  p.ldc = 1;
+  omp_set_num_threads(2);
+  EXPECT_THROW(CubeGemm(p, CubeTileShape{}, nullptr), std::bad_alloc);
 }
 
 TEST(CubeGemm, ForcedPathFallsBackToWhatTheCpuHas) {

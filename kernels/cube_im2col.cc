@@ -1,0 +1,157 @@
+#include "kernels/cube_im2col.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "kernels/cpu_features.h"
+#include "kernels/cube_microkernel.h"
+#include "kernels/cube_pack.h"
+#include "kernels/fp16.h"
+
+namespace npu::kernels {
+namespace {
+
+// A run of a sliver's rows that are consecutive pixels of one output row (or,
+// for a 1x1 stride-1 convolution without padding, of one image).
+struct Segment {
+  int64_t r0 = 0, len = 0;  // rows [r0, r0 + len) of the sliver
+  int64_t image = 0, oy = 0, ox = 0;  // the first pixel
+};
+
+// A 1x1, stride-1, unpadded convolution reads each input plane as it is, so a
+// run of pixels is a run of input elements even across output rows.
+bool IsFlat(const Im2ColGeometry& g) {
+  return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 && g.oh == g.h && g.ow == g.w;
+}
+
+int Segments(const Im2ColGeometry& g, int64_t first_pixel, int64_t rows, bool flat, Segment* out) {
+  int count = 0;
+  const int64_t pix = g.pixels();
+  for (int64_t r = 0; r < rows;) {
+    const int64_t m = first_pixel + r;
+    Segment s;
+    s.r0 = r;
+    s.image = m / pix;
+    const int64_t p = m % pix;
+    s.oy = p / g.ow;
+    s.ox = p % g.ow;
+    s.len = std::min(rows - r, flat ? pix - p : g.ow - s.ox);
+    out[count++] = s;
+    r += s.len;
+  }
+  return count;
+}
+
+// One tap of one segment, generic: element t of the segment reads input column
+// x0 + t * sw of `row` (null: the row is in the padding).
+template <typename Src>
+void GatherRun(const Src* row, int64_t x0, int64_t sw, int64_t w, int64_t len, float* dst) {
+  half_bits h[kCubeMaxMr];
+  if (row == nullptr) {
+    std::fill_n(dst, len, 0.0f);
+    return;
+  }
+  for (int64_t t = 0; t < len; ++t) {
+    const int64_t x = x0 + t * sw;
+    if constexpr (sizeof(Src) == 2) {
+      h[t] = x >= 0 && x < w ? row[x] : half_bits{0};
+    } else {
+      dst[t] = x >= 0 && x < w ? row[x] : 0.0f;
+    }
+  }
+  if constexpr (sizeof(Src) == 2) {
+    HalfToFloatN(h, dst, static_cast<size_t>(len));
+  } else {
+    FloatToHalfN(dst, h, static_cast<size_t>(len), /*saturate=*/false);
+    HalfToFloatN(h, dst, static_cast<size_t>(len));
+  }
+}
+
+// The same for stride 1 with AVX2 + F16C: masked loads of the valid columns
+// (zeros elsewhere), rounded through fp16, stored as whole vectors. A store may
+// run past the segment into rows written later (the sliver is filled in row
+// order per tap, then tap by tap), or into the caller's slack at the end.
+__attribute__((target("avx2,f16c"))) __m256 Load8(const float* row, int64_t x, int64_t lo, int64_t hi) {
+  const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i lane = _mm256_add_epi32(iota, _mm256_set1_epi32(static_cast<int>(x)));
+  // lo <= lane < hi
+  const __m256i ok = _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(lo)), lane),
+                                         _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(hi)), lane));
+  const __m256 v = _mm256_maskload_ps(row + x, ok);
+  return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+}
+
+__attribute__((target("avx2,f16c"))) __m256 Load8(const half_bits* row, int64_t x, int64_t lo, int64_t hi) {
+  alignas(16) half_bits tmp[8];
+  for (int i = 0; i < 8; ++i) tmp[i] = x + i >= lo && x + i < hi ? row[x + i] : half_bits{0};
+  return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(tmp)));
+}
+
+template <typename Src>
+__attribute__((target("avx2,f16c"))) void CopyRunAvx2(const Src* row, int64_t x0, int64_t w, int64_t len,
+                                                       float* dst) {
+  if (row == nullptr) {
+    for (int64_t t = 0; t < len; t += 8) _mm256_storeu_ps(dst + t, _mm256_setzero_ps());
+    return;
+  }
+  // Columns x0 + t, valid where 0 <= x < w; the masked load never touches the others.
+  for (int64_t t = 0; t < len; t += 8) _mm256_storeu_ps(dst + t, Load8(row, x0 + t, 0, w));
+}
+
+template <typename Src>
+void PackSliver(const Src* planes, const Im2ColGeometry& g, const Segment* segs, int nsegs, int64_t rows,
+                bool flat, bool avx2, float* out) {
+  const int64_t plane = g.h * g.w;
+  int64_t kk = 0;
+  for (int64_t ci = 0; ci < g.channels; ++ci) {
+    for (int64_t ky = 0; ky < g.kh; ++ky) {
+      for (int64_t kx = 0; kx < g.kw; ++kx, ++kk) {
+        float* dst = out + kk * rows;
+        for (int s = 0; s < nsegs; ++s) {
+          const Segment& seg = segs[s];
+          const Src* base = planes + seg.image * g.image_stride + ci * plane;
+          if (flat) {  // the run is a run of the plane itself
+            const int64_t p = seg.oy * g.ow + seg.ox;
+            if (avx2) {
+              CopyRunAvx2(base, p, plane, seg.len, dst + seg.r0);
+            } else {
+              GatherRun(base, p, 1, plane, seg.len, dst + seg.r0);
+            }
+            continue;
+          }
+          const int64_t iy = seg.oy * g.sh - g.pt + ky * g.dh;
+          const Src* row = iy >= 0 && iy < g.h ? base + iy * g.w : nullptr;
+          const int64_t x0 = seg.ox * g.sw - g.pl + kx * g.dw;
+          if (avx2 && g.sw == 1) {
+            CopyRunAvx2(row, x0, g.w, seg.len, dst + seg.r0);
+          } else {
+            GatherRun(row, x0, g.sw, g.w, seg.len, dst + seg.r0);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void Im2ColA::Pack(int64_t group, int64_t m0, int64_t mt, int64_t k, int mr, float* out) const {
+  const CpuFeatures& cpu = HostCpuFeatures();
+  const bool avx2 = cpu.avx2 && cpu.f16c;
+  const bool flat = IsFlat(g_);
+  Segment segs[kCubeMaxMr];
+  for (int64_t s0 = 0, rows = 0; s0 < mt; s0 += rows) {
+    rows = CubeSliverRows(mt, mr, s0);
+    const int nsegs = Segments(g_, m0 + s0, rows, flat, segs);
+    if (type_ == ElemType::kFloat16) {
+      const half_bits* planes = static_cast<const half_bits*>(input_) + group * g_.group_stride;
+      PackSliver(planes, g_, segs, nsegs, rows, flat, avx2, out + s0 * k);
+    } else {
+      const float* planes = static_cast<const float*>(input_) + group * g_.group_stride;
+      PackSliver(planes, g_, segs, nsegs, rows, flat, avx2, out + s0 * k);
+    }
+  }
+}
+
+}  // namespace npu::kernels

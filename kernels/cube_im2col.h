@@ -1,0 +1,41 @@
+// MTE1's img2col (a Da Vinci core's load3d) as the Cube's A operand: the rows
+// of op(A) are the output pixels of a 2-D convolution (image by image, then oy,
+// ox), its columns the taps (channel, ky, kx) of one group's input, and element
+// (pixel, tap) the input value under that tap, 0 in the padding, rounded to
+// fp16 as the Cube's operands are. The column matrix is never stored: each
+// tile's slivers are laid out straight from the NCHW input.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cube_gemm.h"
+
+namespace npu::kernels {
+
+struct Im2ColGeometry {
+  int64_t channels = 0;      // input channels of one group
+  int64_t h = 0, w = 0;      // input plane
+  int64_t kh = 1, kw = 1;    // kernel
+  int64_t sh = 1, sw = 1;    // strides
+  int64_t dh = 1, dw = 1;    // dilations
+  int64_t pt = 0, pl = 0;    // top and left padding (the bottom and right follow from oh, ow)
+  int64_t oh = 0, ow = 0;    // output plane
+  int64_t image_stride = 0;  // input elements between images (all groups' channels)
+  int64_t group_stride = 0;  // input elements between the first channels of consecutive groups
+  int64_t taps() const { return channels * kh * kw; }
+  int64_t pixels() const { return oh * ow; }
+};
+
+// The GEMM's batch index is the group. `input` must outlive the GEMM.
+class Im2ColA final : public CubeASource {
+ public:
+  Im2ColA(const void* input, ElemType type, const Im2ColGeometry& g) : input_(input), type_(type), g_(g) {}
+  void Pack(int64_t group, int64_t m0, int64_t mt, int64_t k, int mr, float* out) const override;
+
+ private:
+  const void* input_;
+  ElemType type_;
+  Im2ColGeometry g_;
+};
+
+}  // namespace npu::kernels
