@@ -1,19 +1,22 @@
-// Conv (ONNX, 2-D, NCHW): img2col + Cube GEMM, the way a Da Vinci core runs a
-// convolution. Per image and group the host expands the input into the column
-// matrix [Cg*kh*kw, OH*OW] in fp16 (the Cube's operand type: fp32 inputs are
-// rounded here, once, as the GEMM's packing would), the Cube multiplies the
-// weights [Mg, Cg*kh*kw] by it with fp32 accumulation, and the C tile is
-// written straight into the NCHW output. A bias is added per output channel in
-// fp32 before the single rounding.
+// Conv (ONNX, 2-D, NCHW) on the Cube, the way a Da Vinci core runs it: one GEMM
+// per call over all images, rows = output pixels (N * OH * OW), columns = output
+// channels, depth = the taps (Cg * kh * kw) of a group; the groups are the GEMM's
+// batch. MTE1's img2col lays the input under each tile's rows out as the Cube's A
+// (fp32 inputs rounded to fp16 there), B is the weights (packed into the Cube's
+// fractal layout once at plan time when they are constant), the accumulation is
+// fp32, and FixPipe adds the bias per output channel in fp32 and writes NCHW with
+// a single rounding.
 //
 // What is counted is what the chip does with its NC1HWC0 layout (ConvTileWork):
 // channels padded to 16 per kernel tap, MTE2 loading each tile's weights and
 // the input rows its output pixels read once, MTE1 expanding them into L0B
-// (img2col), not the expanded column matrix from GM.
+// (img2col), not the expanded column matrix from GM. It depends on shapes only,
+// so it is derived once, at plan time.
 #include <algorithm>
 #include <vector>
 
 #include "kernels/cube_gemm.h"
+#include "kernels/cube_im2col.h"
 #include "kernels/fp16.h"
 #include "server/device/cube_drain.h"
 #include "server/device/vector_passes.h"
@@ -21,8 +24,7 @@
 #include "server/graph/element_access.h"
 #include "server/graph/node_error.h"
 #include "server/graph/ops/builtin_ops.h"
-#include "server/graph/ops/cube_work.h"
-#include "server/graph/ops/parallel_for.h"
+#include "server/graph/ops/cube_problem.h"
 #include "server/graph/shape_math.h"
 #include "server/graph/vector_tiling.h"
 
@@ -96,6 +98,8 @@ absl::StatusOr<ConvGeometry> Geometry(const v1::Node& node, const NodeAttributes
   return g;
 }
 
+absl::Status PrepareConv(InferContext& c, const ConvGeometry& g);
+
 absl::StatusOr<std::vector<TensorType>> InferConv(InferContext& c) {
   if (auto s = c.attrs.CheckKnown({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}); !s.ok()) {
     return s;
@@ -114,48 +118,22 @@ absl::StatusOr<std::vector<TensorType>> InferConv(InferContext& c) {
     return NodeError(c.node, "bias ", InputLabel(c.node, 2), " ", ToString(*c.inputs[2]), " needs ", g->m,
                      " elements");
   }
-  // img2col's columns for one image and group, [Cg*kh*kw, OH*OW] fp16, are a buffer of the run's own.
-  auto col = CheckedMul(g->kdim(), g->pixels(), "the img2col columns");
-  if (col.ok()) col = CheckedMul(*col, 2, "the img2col columns");
-  if (!col.ok()) return AtNode(c.node, col.status());
-  if (static_cast<uint64_t>(*col) > c.max_tensor_bytes) {
-    return NodeError(c.node, "the img2col columns for one image (", g->kdim(), " x ", g->pixels(), " fp16) take ",
-                     *col, " bytes; the tensor limit is ", c.max_tensor_bytes);
-  }
+  if (auto s = PrepareConv(c, *g); !s.ok()) return s;
   return std::vector<TensorType>{{x.dtype, {g->n, g->m, g->oh, g->ow}}};
 }
 
-// The img2col for one image and group: col[(ci, ky, kx), (oy, ox)] from the
-// group's fp16 input planes; zeros where the window reaches into the padding.
-void Img2Col(const half_bits* planes, const ConvGeometry& g, half_bits* col) {
-  const int64_t rows = g.kdim(), pix = g.pixels();
-  ParallelFor(rows, [&](int64_t r) {
-    const int64_t ci = r / (g.kh * g.kw), ky = (r / g.kw) % g.kh, kx = r % g.kw;
-    const half_bits* plane = planes + ci * g.h * g.w;
-    half_bits* dst = col + r * pix;
-    for (int64_t oy = 0; oy < g.oh; ++oy) {
-      const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
-      half_bits* d = dst + oy * g.ow;
-      if (iy < 0 || iy >= g.h) {
-        std::fill_n(d, g.ow, half_bits{0});
-        continue;
-      }
-      const half_bits* src = plane + iy * g.w;
-      const int64_t x0 = kx * g.dw - g.pl;
-      if (g.sw == 1) {  // a contiguous run with zero margins: the common 3x3 stride-1 case
-        const int64_t lo = std::clamp<int64_t>(-x0, 0, g.ow), hi = std::clamp<int64_t>(g.w - x0, lo, g.ow);
-        std::fill_n(d, lo, half_bits{0});
-        std::copy(src + x0 + lo, src + x0 + hi, d + lo);
-        std::fill(d + hi, d + g.ow, half_bits{0});
-      } else {
-        for (int64_t ox = 0; ox < g.ow; ++ox) {
-          const int64_t ix = ox * g.sw + x0;
-          d[ox] = (ix >= 0 && ix < g.w) ? src[ix] : half_bits{0};
-        }
-      }
-    }
-  });
-}
+// How a run calls the Cube, prepared once at plan time. The GEMM is the
+// convolution as a Da Vinci core computes it: output pixels x output channels,
+// A the img2col of the input (laid out per tile, never stored), B the weights
+// (constant weights packed into the Cube's layout here), written as NCHW by
+// FixPipe with the bias added in fp32 before the single rounding.
+struct ConvPlan {
+  ConvGeometry g;
+  device::OpWork work;  // the device's tiles (ConvTileWork): shapes alone decide them
+  kernels::Im2ColGeometry im2col;
+  std::shared_ptr<const kernels::PackedCubeB> weights;  // per group; null when the weights are not constant
+  std::vector<float> bias;  // when constant
+};
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -204,82 +182,104 @@ device::TileWork ConvTileWork(const ConvGeometry& g, const CubePlan& plan, int64
   return w;
 }
 
-absl::Status RunConv(RunContext& ctx) {
-  const HostTensor& x = *ctx.inputs[0];
-  const HostTensor& wt = *ctx.inputs[1];
-  const HostTensor* bias_t = ctx.inputs.size() > 2 ? ctx.inputs[2] : nullptr;
-  const HostTensor& out = ctx.outputs[0];
-  auto geo = Geometry(ctx.node, ctx.attrs, x.type().shape, wt.type().shape);
-  if (!geo.ok()) return geo.status();
-  const ConvGeometry& g = *geo;
-  ctx.work.task_type = device::TaskType::kAiCore;
-  if (g.n == 0 || g.m == 0 || g.pixels() == 0) return absl::OkStatus();
-  const CubePlan plan = PlanCubeTiles(g.n * g.group, g.mg(), g.pixels(), KFractals(g) * 16, ctx.preset);
-  if (auto s = CheckCubeTileFits(plan.tile, ctx.preset); !s.ok()) return s;
+kernels::Im2ColGeometry Im2ColOf(const ConvGeometry& g) {
+  kernels::Im2ColGeometry i;
+  i.channels = g.cg();
+  i.h = g.h, i.w = g.w;
+  i.kh = g.kh, i.kw = g.kw;
+  i.sh = g.sh, i.sw = g.sw;
+  i.dh = g.dh, i.dw = g.dw;
+  i.pt = g.pt, i.pl = g.pl;
+  i.oh = g.oh, i.ow = g.ow;
+  i.image_stride = g.c * g.h * g.w;
+  i.group_stride = g.cg() * g.h * g.w;
+  return i;
+}
 
-  std::vector<float> bias;
-  if (bias_t != nullptr) {
-    bias.resize(static_cast<size_t>(g.m));
-    LoadAsFloat(*bias_t, 0, 1, g.m, bias.data());
+absl::Status PrepareConv(InferContext& c, const ConvGeometry& g) {
+  auto model = PlanCubeModel(c, g.n * g.group, g.mg(), g.pixels(), KFractals(g) * 16);
+  if (!model.ok()) return model.status();
+  // MTE1 lays the img2col rows of one tile out in fp32, a buffer per host
+  // thread: bounded like a tensor, so a graph cannot make a run allocate
+  // without limit (a convolution's columns are never stored whole).
+  const int64_t rows = std::min<int64_t>(kHostCubeTile.m, std::max<int64_t>(g.n * g.pixels(), 1));
+  auto sliver_bytes = CheckedMul(g.kdim(), rows * 4, "the img2col rows of one tile");
+  if (!sliver_bytes.ok()) return AtNode(c.node, sliver_bytes.status());
+  if (static_cast<uint64_t>(*sliver_bytes) > c.max_tensor_bytes) {
+    return NodeError(c.node, "the img2col rows of one tile (", rows, " x ", g.kdim(), " fp32) take ", *sliver_bytes,
+                     " bytes; the tensor limit is ", c.max_tensor_bytes);
   }
-  const int64_t plane_elems = g.cg() * g.h * g.w;
-  std::vector<half_bits> planes16(x.type().dtype == v1::FLOAT32 ? static_cast<size_t>(plane_elems) : 0);
-  std::vector<half_bits> col(static_cast<size_t>(g.kdim() * g.pixels()));
-  // With a bias the Cube writes fp32 and the bias is added per channel before
-  // rounding; without one FixPipe writes the output type directly.
-  const bool fp32_out = out.type().dtype == v1::FLOAT32;
-  std::vector<float> acc(bias_t != nullptr && !fp32_out ? static_cast<size_t>(g.mg() * g.pixels()) : 0);
-  const size_t x_elem = ElementSize(x.type().dtype), w_elem = ElementSize(wt.type().dtype);
-  const size_t o_elem = ElementSize(out.type().dtype);
-  std::vector<kernels::CubeTileCounts> counts;
-
-  for (int64_t img = 0; img < g.n; ++img) {
-    for (int64_t grp = 0; grp < g.group; ++grp) {
-      const int64_t in_off = (img * g.c + grp * g.cg()) * g.h * g.w;
-      const half_bits* planes = nullptr;
-      if (x.type().dtype == v1::FLOAT16) {
-        planes = x.as<half_bits>() + in_off;
-      } else {
-        kernels::FloatToHalfN(x.as<float>() + in_off, planes16.data(), static_cast<size_t>(plane_elems), false);
-        planes = planes16.data();
-      }
-      Img2Col(planes, g, col.data());
-
-      kernels::GemmProblem p;
-      p.m = g.mg(), p.n = g.pixels(), p.k = g.kdim();
-      p.a = wt.data() + grp * g.mg() * g.kdim() * w_elem;
-      p.a_type = CubeType(wt.type().dtype);
-      p.lda = g.kdim();
-      p.b = col.data();
-      p.b_type = kernels::ElemType::kFloat16;
-      p.ldb = g.pixels();
-      p.ldc = g.pixels();
-      p.saturate_fp16 = ctx.preset.fp16_saturation;
-      std::byte* dst = out.mutable_data() + (img * g.m + grp * g.mg()) * g.pixels() * o_elem;
-      const bool via_acc = !acc.empty();
-      p.c = via_acc ? static_cast<void*>(acc.data()) : static_cast<void*>(dst);
-      p.c_type = via_acc ? kernels::ElemType::kFloat32 : CubeType(out.type().dtype);
-      kernels::CubeGemm(p, plan.tile, &counts);
-
-      if (bias_t != nullptr) {
-        const int64_t pix = g.pixels();
-        for (int64_t r = 0; r < g.mg(); ++r) {
-          const float b = bias[grp * g.mg() + r];
-          float* row = via_acc ? acc.data() + r * pix : reinterpret_cast<float*>(dst) + r * pix;
-          for (int64_t i = 0; i < pix; ++i) row[i] += b;
-          if (via_acc) {
-            StoreFromFloat(out, (img * g.m + grp * g.mg() + r) * pix, pix, row, ctx.preset.fp16_saturation);
+  ConvPlan plan;
+  plan.g = g;
+  plan.im2col = Im2ColOf(g);
+  // The chip's work: per image and group, the C tiles of weights x pixels, each K slice.
+  const bool bias = c.inputs.size() > 2 && c.inputs[2] != nullptr;
+  const size_t x_elem = ElementSize(c.inputs[0]->dtype);
+  if (g.n > 0 && g.m > 0 && g.pixels() > 0) {
+    for (int64_t img = 0; img < g.n; ++img) {
+      for (int64_t grp = 0; grp < g.group; ++grp) {
+        for (int64_t m0 = 0; m0 < g.mg(); m0 += model->tile.m) {
+          for (int64_t n0 = 0; n0 < g.pixels(); n0 += model->tile.n) {
+            for (int64_t s = 0; s < model->split_k; ++s) {
+              plan.work.tiles.push_back(ConvTileWork(g, *model, img, grp, m0, n0, s, x_elem, x_elem, bias, *c.preset));
+            }
           }
-        }
-      }
-      for (const kernels::CubeTileCounts& c : counts) {
-        for (int64_t s = 0; s < plan.split_k; ++s) {
-          ctx.work.tiles.push_back(ConvTileWork(g, plan, img, grp, c.m0, c.n0, s, x_elem, o_elem, bias_t != nullptr,
-                                                ctx.preset));
         }
       }
     }
   }
+  // op(B) of group grp is its weights [Mg, Cg*kh*kw] transposed.
+  if (c.constants[1] != nullptr) {
+    plan.weights = PackConstantB(*c.constants[1], g.kdim(), g.mg(), g.kdim(), true, g.group, g.mg() * g.kdim());
+  }
+  if (c.inputs.size() > 2 && c.constants[2] != nullptr) {
+    plan.bias.resize(static_cast<size_t>(g.m));
+    LoadAsFloat(*c.constants[2], 0, 1, g.m, plan.bias.data());
+  }
+  c.Prepare(std::move(plan));
+  return absl::OkStatus();
+}
+
+absl::Status RunConv(RunContext& ctx) {
+  const ConvPlan& plan = ctx.State<ConvPlan>();
+  const ConvGeometry& g = plan.g;
+  const HostTensor& x = *ctx.inputs[0];
+  const HostTensor& wt = *ctx.inputs[1];
+  const HostTensor* bias_t = ctx.inputs.size() > 2 ? ctx.inputs[2] : nullptr;
+  const HostTensor& out = ctx.outputs[0];
+  ctx.work.task_type = device::TaskType::kAiCore;
+  if (g.n == 0 || g.m == 0 || g.pixels() == 0) return absl::OkStatus();
+
+  std::vector<float> bias;
+  const float* bias_data = nullptr;
+  if (bias_t != nullptr) {
+    if (plan.bias.empty()) {
+      bias.resize(static_cast<size_t>(g.m));
+      LoadAsFloat(*bias_t, 0, 1, g.m, bias.data());
+    }
+    bias_data = plan.bias.empty() ? bias.data() : plan.bias.data();
+  }
+  const kernels::Im2ColA im2col(x.data(), CubeType(x.type().dtype), plan.im2col);
+  kernels::GemmProblem p = CubeProblem(ctx, x.type().dtype, wt.type().dtype, out.type().dtype);
+  p.batch = g.group;
+  p.m = g.n * g.pixels();
+  p.n = g.mg();
+  p.k = g.kdim();
+  p.a_source = &im2col;
+  p.packed_b = plan.weights.get();
+  p.b = wt.data();
+  p.ldb = g.kdim();
+  p.trans_b = true;
+  p.b_batch_stride = g.mg() * g.kdim();
+  p.bias = bias_data;
+  p.bias_batch_stride = g.mg();
+  p.c = out.mutable_data();
+  p.c_layout = kernels::CubeOutputLayout::kChannelMajor;
+  p.c_image_rows = g.pixels();
+  p.c_image_stride = g.m * g.pixels();
+  p.c_batch_stride = g.mg() * g.pixels();
+
+  SetCubeWork(ctx, plan.work, RunCubeGemm(p));
   return absl::OkStatus();
 }
 

@@ -1,17 +1,17 @@
 // Gemm (ONNX): Y = alpha * op(A) x op(B) + beta * C on the Cube. When C is a
 // per-column bias with alpha = beta = 1 (nn.Linear), FixPipe adds it in fp32
 // on the way out and rounds once. Otherwise the Cube writes fp32 and one
-// Vector pass applies alpha, beta and C (broadcast), rounding once.
+// Vector pass applies alpha, beta and C (broadcast), rounding once. A constant
+// B is packed into the Cube's layout, and a constant bias read, once at plan time.
 #include <vector>
 
 #include "kernels/cube_gemm.h"
 #include "server/device/vector_passes.h"
 #include "server/graph/broadcast.h"
-#include "server/graph/cube_tiling.h"
 #include "server/graph/element_access.h"
 #include "server/graph/node_error.h"
 #include "server/graph/ops/builtin_ops.h"
-#include "server/graph/ops/cube_work.h"
+#include "server/graph/ops/cube_problem.h"
 #include "server/graph/ops/vector_chunks.h"
 
 namespace npu::graph::ops {
@@ -32,6 +32,18 @@ absl::StatusOr<GemmAttrs> ReadAttrs(const NodeAttributes& attrs) {
   }
   return GemmAttrs{*alpha, *beta, *ta != 0, *tb != 0};
 }
+
+// What a run needs, prepared once at plan time.
+struct GemmPlan {
+  GemmAttrs attrs;
+  int64_t m = 0, n = 0, k = 0;
+  device::OpWork cube_work;  // the device's tiles of the GEMM
+  bool fixpipe_bias = false;   // C (if any) is a row vector added by FixPipe, alpha = beta = 1
+  std::vector<float> bias;     // that row, when C is constant
+  std::shared_ptr<const kernels::PackedCubeB> packed_b;  // B constant: packed once, here
+};
+
+std::vector<float> RowBias(const HostTensor& c, int64_t n);
 
 absl::StatusOr<std::vector<TensorType>> InferGemm(InferContext& c) {
   if (auto s = c.attrs.CheckKnown({"alpha", "beta", "transA", "transB"}); !s.ok()) return s;
@@ -63,42 +75,62 @@ absl::StatusOr<std::vector<TensorType>> InferGemm(InferContext& c) {
                        " does not broadcast to ", ShapeToString(out));
     }
   }
+  auto model = PlanCubeModel(c, 1, m, n, k);
+  if (!model.ok()) return model.status();
+  GemmPlan plan;
+  plan.attrs = *at;
+  plan.m = m, plan.n = n, plan.k = k;
+  const TensorType* bias = c.inputs.size() > 2 ? c.inputs[2] : nullptr;
+  plan.fixpipe_bias = at->alpha == 1.0f && (bias == nullptr || at->beta == 1.0f) &&
+                      (bias == nullptr || (bias->elements() == n && (bias->shape.size() < 2 || bias->shape[0] == 1)));
+  if (bias != nullptr && c.constants[2] != nullptr && plan.fixpipe_bias) {
+    plan.bias = RowBias(*c.constants[2], n);
+  }
+  if (m > 0 && n > 0) {
+    // Without FixPipe's bias the Cube writes fp32 accumulators for the Vector pass.
+    AppendModelGemm(m, n, k, plan.fixpipe_bias ? CubeType(a.dtype) : kernels::ElemType::kFloat32, *model, 0, 0,
+                    *c.preset, plan.cube_work);
+  }
+  if (c.constants[1] != nullptr) {
+    plan.packed_b = PackConstantB(*c.constants[1], k, n, b.shape[1], at->trans_b, 1, 0);
+  }
+  c.Prepare(std::move(plan));
   return std::vector<TensorType>{{a.dtype, out}};
 }
 
+// C as FixPipe's bias: n values, or one broadcast to all.
+std::vector<float> RowBias(const HostTensor& c, int64_t n) {
+  std::vector<float> bias(static_cast<size_t>(n));
+  LoadAsFloat(c, 0, c.type().elements() == 1 ? 0 : 1, n, bias.data());
+  return bias;
+}
+
 absl::Status RunGemm(RunContext& ctx) {
-  const GemmAttrs at = *ReadAttrs(ctx.attrs);
+  const GemmPlan& plan = ctx.State<GemmPlan>();
+  const GemmAttrs& at = plan.attrs;
   const HostTensor& a = *ctx.inputs[0];
   const HostTensor& b = *ctx.inputs[1];
   const HostTensor* c = ctx.inputs.size() > 2 ? ctx.inputs[2] : nullptr;
   const HostTensor& out = ctx.outputs[0];
-  const int64_t m = out.type().shape[0], n = out.type().shape[1];
-  const int64_t k = at.trans_a ? a.type().shape[0] : a.type().shape[1];
-  const CubePlan plan = PlanCubeTiles(1, m, n, k, ctx.preset);
-  if (auto s = CheckCubeTileFits(plan.tile, ctx.preset); !s.ok()) return s;
+  const int64_t n = plan.n;
   ctx.work.task_type = device::TaskType::kAiCore;
 
-  kernels::GemmProblem p;
-  p.m = m, p.n = n, p.k = k;
-  p.a = a.data(), p.a_type = CubeType(a.type().dtype), p.lda = a.type().shape[1], p.trans_a = at.trans_a;
-  p.b = b.data(), p.b_type = CubeType(b.type().dtype), p.ldb = b.type().shape[1], p.trans_b = at.trans_b;
+  kernels::GemmProblem p = CubeProblem(ctx, a.type().dtype, b.type().dtype, out.type().dtype);
+  p.m = plan.m, p.n = plan.n, p.k = plan.k;
+  p.a = a.data(), p.lda = a.type().shape[1], p.trans_a = at.trans_a;
+  p.b = b.data(), p.ldb = b.type().shape[1], p.trans_b = at.trans_b;
+  p.packed_b = plan.packed_b.get();
   p.ldc = n;
-  p.saturate_fp16 = ctx.preset.fp16_saturation;
-  std::vector<kernels::CubeTileCounts> counts;
 
   // FixPipe path: no scaling, C absent or a row vector added in fp32.
-  const bool c_is_row = c == nullptr || (c->type().elements() == n && (c->type().shape.size() < 2 || c->type().shape[0] == 1));
-  if (at.alpha == 1.0f && (c == nullptr || at.beta == 1.0f) && c_is_row) {
+  if (plan.fixpipe_bias) {
     std::vector<float> bias;
     if (c != nullptr) {
-      bias.resize(static_cast<size_t>(n));
-      LoadAsFloat(*c, 0, c->type().elements() == 1 ? 0 : 1, n, bias.data());
-      p.bias = bias.data();
+      if (plan.bias.empty()) bias = RowBias(*c, n);
+      p.bias = plan.bias.empty() ? bias.data() : plan.bias.data();
     }
     p.c = out.mutable_data();
-    p.c_type = CubeType(out.type().dtype);
-    kernels::CubeGemm(p, plan.tile, &counts);
-    graph::AppendCubeTiles(counts, p.m, p.n, p.k, plan, 0, 0, ctx.preset, ctx.work);
+    SetCubeWork(ctx, plan.cube_work, RunCubeGemm(p));
     return absl::OkStatus();
   }
 
@@ -106,7 +138,8 @@ absl::Status RunGemm(RunContext& ctx) {
   HostTensor acc = HostTensor::Allocate({v1::FLOAT32, out.type().shape});
   p.c = acc.mutable_data();
   p.c_type = kernels::ElemType::kFloat32;
-  kernels::CubeGemm(p, plan.tile, &counts);
+  const uint64_t overflow = RunCubeGemm(p);
+  if (ctx.cancel != nullptr && ctx.cancel->load(std::memory_order_relaxed)) return absl::OkStatus();
   const BroadcastMap cmap(c ? c->type().shape : Shape{}, out.type().shape);
   const bool saturate = ctx.preset.fp16_saturation;
   // The Vector pass reads the accumulators (and C): count those as its inputs.
@@ -126,7 +159,10 @@ absl::Status RunGemm(RunContext& ctx) {
     FinishChunk(out, s, len, po, saturate);
   });
   ctx.inputs = node_inputs;
-  graph::AppendCubeTiles(counts, p.m, p.n, p.k, plan, 0, 0, ctx.preset, ctx.work);
+  // The op's work: the Vector pass's tiles, then the Cube's.
+  device::OpWork vector_work = std::move(ctx.work);
+  SetCubeWork(ctx, plan.cube_work, overflow);
+  ctx.work.tiles.insert(ctx.work.tiles.begin(), vector_work.tiles.begin(), vector_work.tiles.end());
   return absl::OkStatus();
 }
 

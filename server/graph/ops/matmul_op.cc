@@ -1,13 +1,16 @@
 // MatMul (ONNX / numpy.matmul semantics) on the Cube: fp16 operands (fp32 ones
 // are rounded to fp16 on the way in, as an NPU does), fp32 accumulation, output
-// in the input dtype. Batch dimensions broadcast.
+// in the input dtype. Batch dimensions broadcast. A constant B (weights) is
+// packed into the Cube's layout once, when the graph is planned; batches run as
+// one Cube call where the broadcast allows (folded into M when B is shared).
+#include <algorithm>
 #include <vector>
 
 #include "kernels/cube_gemm.h"
 #include "server/graph/broadcast.h"
-#include "server/graph/cube_tiling.h"
 #include "server/graph/node_error.h"
 #include "server/graph/ops/builtin_ops.h"
+#include "server/graph/ops/cube_problem.h"
 
 namespace npu::graph::ops {
 namespace {
@@ -49,6 +52,42 @@ Shape OutputShape(const MatMulDims& d) {
   return out;
 }
 
+// How a run calls the Cube, decided once at plan time.
+struct MatMulPlan {
+  MatMulDims d;
+  device::OpWork work;  // the device's tiles of every batch (shapes alone decide them)
+  int64_t batches = 1;  // elements of the output's batch shape
+  // kFold: B has no batch of its own, so every batch's rows of A (contiguous)
+  // make one GEMM of batches * m rows. kStrided: one Cube call over the batch,
+  // A and B each per batch or broadcast. kPerBatch: other broadcasts, one GEMM
+  // per output batch.
+  enum class Batching { kFold, kStrided, kPerBatch } batching = Batching::kFold;
+  bool a_batched = false, b_batched = false;  // kStrided: the operand differs per batch
+  std::shared_ptr<const kernels::PackedCubeB> packed_b;  // B constant: packed once, here
+};
+
+bool AllOnes(const Shape& s) {
+  return std::all_of(s.begin(), s.end(), [](int64_t d) { return d == 1; });
+}
+
+MatMulPlan PlanBatching(const MatMulDims& d) {
+  MatMulPlan plan;
+  plan.d = d;
+  plan.batches = TensorType{v1::FLOAT32, d.batch}.elements();
+  // Batch shapes equal to the output's once leading ones are dropped.
+  auto full = [&](const Shape& s) { return TensorType{v1::FLOAT32, s}.elements() == plan.batches; };
+  if (AllOnes(d.b_batch)) {
+    plan.batching = MatMulPlan::Batching::kFold;  // A then has the whole batch
+  } else if ((AllOnes(d.a_batch) || full(d.a_batch)) && full(d.b_batch)) {
+    plan.batching = MatMulPlan::Batching::kStrided;
+    plan.a_batched = !AllOnes(d.a_batch);
+    plan.b_batched = true;
+  } else {
+    plan.batching = MatMulPlan::Batching::kPerBatch;
+  }
+  return plan;
+}
+
 absl::StatusOr<std::vector<TensorType>> InferMatMul(InferContext& c) {
   if (auto s = c.attrs.CheckKnown({}); !s.ok()) return s;
   const TensorType& a = *c.inputs[0];
@@ -65,52 +104,72 @@ absl::StatusOr<std::vector<TensorType>> InferMatMul(InferContext& c) {
   }
   auto d = ComputeDims(c.node, a.shape, b.shape);
   if (!d.ok()) return d.status();
-  return std::vector<TensorType>{{a.dtype, OutputShape(*d)}};
-}
-
-kernels::ElemType KernelType(DataType t) {
-  return t == v1::FLOAT16 ? kernels::ElemType::kFloat16 : kernels::ElemType::kFloat32;
+  MatMulPlan plan = PlanBatching(*d);
+  // The device runs one GEMM per batch (what is counted), whatever the host folds.
+  auto model = PlanCubeModel(c, plan.batches, d->m, d->n, d->k);
+  if (!model.ok()) return model.status();
+  const BroadcastMap amap(d->a_batch, d->batch), bmap(d->b_batch, d->batch);
+  for (int64_t i = 0; i < plan.batches && d->m > 0 && d->n > 0; ++i) {
+    AppendModelGemm(d->m, d->n, d->k, CubeType(a.dtype), *model, static_cast<uint64_t>(amap.Offset(i)),
+                    static_cast<uint64_t>(bmap.Offset(i)), *c.preset, plan.work);
+  }
+  if (c.constants[1] != nullptr && plan.batching != MatMulPlan::Batching::kPerBatch) {
+    const int64_t b_batches = TensorType{v1::FLOAT32, d->b_batch}.elements();
+    plan.packed_b = PackConstantB(*c.constants[1], d->k, d->n, d->n, false, b_batches, d->k * d->n);
+  }
+  const std::vector<TensorType> out{{a.dtype, OutputShape(*d)}};
+  c.Prepare(std::move(plan));
+  return out;
 }
 
 absl::Status RunMatMul(RunContext& ctx) {
+  const MatMulPlan& plan = ctx.State<MatMulPlan>();
+  const MatMulDims& d = plan.d;
   const HostTensor& a = *ctx.inputs[0];
   const HostTensor& b = *ctx.inputs[1];
   const HostTensor& out = ctx.outputs[0];
-  auto dims = ComputeDims(ctx.node, a.type().shape, b.type().shape);
-  if (!dims.ok()) return dims.status();
-  const MatMulDims& d = *dims;
   ctx.work.task_type = device::TaskType::kAiCore;
   // Nothing to compute; with m or n 0 the batch can be huge and each GEMM empty.
   if (out.type().elements() == 0) return absl::OkStatus();
-  const BroadcastMap amap(d.a_batch, d.batch), bmap(d.b_batch, d.batch);
-  const int64_t batches = TensorType{out.type().dtype, d.batch}.elements();
-  const CubePlan plan = PlanCubeTiles(batches, d.m, d.n, d.k, ctx.preset);
-  if (auto s = CheckCubeTileFits(plan.tile, ctx.preset); !s.ok()) return s;
 
-  kernels::GemmProblem p;
+  kernels::GemmProblem p = CubeProblem(ctx, a.type().dtype, b.type().dtype, out.type().dtype);
   p.m = d.m;
   p.n = d.n;
   p.k = d.k;
-  p.a_type = p.b_type = KernelType(a.type().dtype);
-  p.c_type = KernelType(out.type().dtype);
   p.lda = d.k;
   p.ldb = d.n;
   p.ldc = d.n;
-  p.saturate_fp16 = ctx.preset.fp16_saturation;
-  p.cancel = ctx.cancel;
-  const size_t a_elem = ElementSize(a.type().dtype), c_elem = ElementSize(out.type().dtype);
-
-  std::vector<kernels::CubeTileCounts> counts;
-  ctx.work.task_type = device::TaskType::kAiCore;
-  for (int64_t i = 0; i < batches; ++i) {
-    if (ctx.cancel != nullptr && ctx.cancel->load(std::memory_order_relaxed)) break;  // the executor reports it
-    p.a = a.data() + amap.Offset(i) * d.m * d.k * a_elem;
-    p.b = b.data() + bmap.Offset(i) * d.k * d.n * a_elem;
-    p.c = out.mutable_data() + i * d.m * d.n * c_elem;
-    kernels::CubeGemm(p, plan.tile, &counts);
-    graph::AppendCubeTiles(counts, d.m, d.n, d.k, plan, static_cast<uint64_t>(amap.Offset(i)),
-                           static_cast<uint64_t>(bmap.Offset(i)), ctx.preset, ctx.work);
+  p.a = a.data();
+  p.b = b.data();
+  p.packed_b = plan.packed_b.get();
+  p.c = out.mutable_data();
+  uint64_t overflow = 0;
+  switch (plan.batching) {
+    case MatMulPlan::Batching::kFold:
+      p.m = plan.batches * d.m;
+      overflow = RunCubeGemm(p);
+      break;
+    case MatMulPlan::Batching::kStrided:
+      p.batch = plan.batches;
+      p.a_batch_stride = plan.a_batched ? d.m * d.k : 0;
+      p.b_batch_stride = d.k * d.n;
+      p.c_batch_stride = d.m * d.n;
+      overflow = RunCubeGemm(p);
+      break;
+    case MatMulPlan::Batching::kPerBatch: {
+      const size_t a_elem = ElementSize(a.type().dtype), c_elem = ElementSize(out.type().dtype);
+      const BroadcastMap amap(d.a_batch, d.batch), bmap(d.b_batch, d.batch);
+      for (int64_t i = 0; i < plan.batches; ++i) {
+        if (ctx.cancel != nullptr && ctx.cancel->load(std::memory_order_relaxed)) break;  // the executor reports it
+        p.a = a.data() + amap.Offset(i) * d.m * d.k * a_elem;
+        p.b = b.data() + bmap.Offset(i) * d.k * d.n * a_elem;
+        p.c = out.mutable_data() + i * d.m * d.n * c_elem;
+        overflow += RunCubeGemm(p);
+      }
+      break;
+    }
   }
+  SetCubeWork(ctx, plan.work, overflow);
   return absl::OkStatus();
 }
 

@@ -1,0 +1,73 @@
+#include "server/graph/ops/cube_problem.h"
+
+#include <algorithm>
+
+#include "kernels/cube_tile_counts.h"
+#include "server/graph/element_access.h"
+#include "server/graph/node_error.h"
+
+namespace npu::graph::ops {
+
+absl::StatusOr<CubePlan> PlanCubeModel(const InferContext& c, int64_t batch, int64_t m, int64_t n, int64_t k) {
+  const CubePlan plan = PlanCubeTiles(batch, m, n, k, *c.preset);
+  if (auto s = CheckCubeTileFits(plan.tile, *c.preset); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat(NodeLabel(c.node), ": ", s.message()));
+  }
+  return plan;
+}
+
+void AppendModelGemm(int64_t m, int64_t n, int64_t k, kernels::ElemType c_type, const CubePlan& plan,
+                     uint64_t a_panel_key, uint64_t b_panel_key, const device::DevicePreset& preset,
+                     device::OpWork& work) {
+  kernels::GemmProblem shape;
+  shape.m = m, shape.n = n, shape.k = k;
+  shape.c_type = c_type;
+  AppendCubeTiles(kernels::CountCubeTiles(shape, plan.tile), m, n, k, plan, a_panel_key, b_panel_key, preset, work);
+}
+
+std::shared_ptr<const kernels::PackedCubeB> PackConstantB(const HostTensor& b, int64_t k, int64_t n, int64_t ld,
+                                                          bool trans, int64_t batches, int64_t batch_stride,
+                                                          const std::vector<float>* column_scale) {
+  kernels::OperandView view{b.data(), CubeType(b.type().dtype), ld, trans};
+  std::vector<float> scaled;
+  if (column_scale != nullptr) {
+    // Scale in fp32, keeping B's layout; the one rounding to fp16 is the packing's.
+    scaled.resize(static_cast<size_t>(b.type().elements()));
+    LoadAsFloat(b, 0, 1, b.type().elements(), scaled.data());
+    for (int64_t bt = 0; bt < batches; ++bt) {
+      for (int64_t kk = 0; kk < k; ++kk) {
+        for (int64_t j = 0; j < n; ++j) {
+          scaled[bt * batch_stride + (trans ? j * ld + kk : kk * ld + j)] *= (*column_scale)[bt * n + j];
+        }
+      }
+    }
+    view = kernels::OperandView{scaled.data(), kernels::ElemType::kFloat32, ld, trans};
+  }
+  return std::make_shared<const kernels::PackedCubeB>(kernels::PackedCubeB::Pack(view, k, n, batches, batch_stride));
+}
+
+kernels::GemmProblem CubeProblem(const RunContext& ctx, DataType a, DataType b, DataType c) {
+  kernels::GemmProblem p;
+  p.a_type = CubeType(a);
+  p.b_type = CubeType(b);
+  p.c_type = CubeType(c);
+  p.saturate_fp16 = ctx.preset.fp16_saturation;
+  p.cancel = ctx.cancel;
+  return p;
+}
+
+uint64_t RunCubeGemm(const kernels::GemmProblem& p) {
+  std::vector<kernels::CubeTileCounts> counts;
+  kernels::CubeGemm(p, kHostCubeTile, &counts);
+  uint64_t overflow = 0;
+  for (const kernels::CubeTileCounts& c : counts) overflow += c.overflow_elements;
+  return overflow;
+}
+
+void SetCubeWork(RunContext& ctx, const device::OpWork& modeled, uint64_t overflow) {
+  ctx.work = modeled;
+  ctx.work.task_type = device::TaskType::kAiCore;
+  if (!ctx.work.tiles.empty()) ctx.work.tiles[0].overflow_elements += overflow;
+}
+
+}  // namespace npu::graph::ops
