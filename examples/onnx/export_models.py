@@ -17,9 +17,6 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-OUT = sys.argv[1]
-torch.manual_seed(0)
-
 
 class Mlp(nn.Module):
     def __init__(self):
@@ -88,39 +85,49 @@ class EncoderLayer(nn.Module):
         return self.ln2(x + self.ff2(F.gelu(self.ff1(x))))
 
 
-MODELS = {
-    "mlp": (Mlp(), (8, 64)),
-    "lenet5": (LeNet5(), (4, 1, 28, 28)),
-    "resnet_block": (BasicBlock(), (2, 32, 16, 16)),
-    "bert_layer": (EncoderLayer(), (2, 64, 256)),
-}
+def main(out):
+    torch.manual_seed(0)
+    models = {
+        "mlp": (Mlp(), (8, 64)),
+        "lenet5": (LeNet5(), (4, 1, 28, 28)),
+        "resnet_block": (BasicBlock(), (2, 32, 16, 16)),
+        "bert_layer": (EncoderLayer(), (2, 64, 256)),
+    }
+    os.makedirs(out, exist_ok=True)
+    for name, (model, shape) in models.items():
+        model.eval()
+        x = torch.randn(*shape)
+        with torch.no_grad():
+            y = model(x)
+        # The ResNet block keeps its BatchNormalization nodes (PRESERVE, no folding
+        # into the convolutions) so that the op runs as exported.
+        keep_bn = name == "resnet_block"
+        torch.onnx.export(model, (x,), os.path.join(out, name + ".onnx"), input_names=["input"],
+                          output_names=["output"], opset_version=17, do_constant_folding=not keep_bn,
+                          training=torch.onnx.TrainingMode.PRESERVE if keep_bn else torch.onnx.TrainingMode.EVAL)
+        os.makedirs(os.path.join(out, name), exist_ok=True)
+        np.save(os.path.join(out, name, "input.npy"), x.numpy())
+        np.save(os.path.join(out, name, "ref_output.npy"), y.numpy())
+    print("exported %d models to %s" % (len(models), out))
+    write_unsupported(out)
 
-os.makedirs(OUT, exist_ok=True)
-for name, (model, shape) in MODELS.items():
-    model.eval()
-    x = torch.randn(*shape)
-    with torch.no_grad():
-        y = model(x)
-    # The ResNet block keeps its BatchNormalization nodes (PRESERVE, no folding
-    # into the convolutions) so that the op runs as exported.
-    keep_bn = name == "resnet_block"
-    torch.onnx.export(model, (x,), os.path.join(OUT, name + ".onnx"), input_names=["input"],
-                      output_names=["output"], opset_version=17, do_constant_folding=not keep_bn,
-                      training=torch.onnx.TrainingMode.PRESERVE if keep_bn else torch.onnx.TrainingMode.EVAL)
-    os.makedirs(os.path.join(OUT, name), exist_ok=True)
-    np.save(os.path.join(OUT, name, "input.npy"), x.numpy())
-    np.save(os.path.join(OUT, name, "ref_output.npy"), y.numpy())
-print("exported %d models to %s" % (len(MODELS), OUT))
 
-# A model the server must refuse whole, naming every unsupported element: two
-# unknown ops and an unknown attribute on a known one.
-import onnx  # noqa: E402
-from onnx import TensorProto, helper  # noqa: E402
+def write_unsupported(out):
+    """A model the server must refuse whole, naming every unsupported element: two
+    unknown ops and an unknown attribute on a known one."""
+    import onnx
+    from onnx import TensorProto, helper
 
-nodes = [helper.make_node("Pad", ["input", "pads"], ["p"], mode="reflect", name="pad"),
-         helper.make_node("Relu", ["p"], ["r"], name="relu", fancy=1),
-         helper.make_node("Hardmax", ["r"], ["output"], name="hardmax")]
-graph = helper.make_graph(nodes, "unsupported", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [2, 3])],
-                          [helper.make_tensor_value_info("output", TensorProto.FLOAT, [2, 5])],
-                          [helper.make_tensor("pads", TensorProto.INT64, [4], [0, 1, 0, 1])])
-onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), os.path.join(OUT, "unsupported.onnx"))
+    nodes = [helper.make_node("Pad", ["input", "pads"], ["p"], mode="reflect", name="pad"),
+             helper.make_node("Relu", ["p"], ["r"], name="relu", fancy=1),
+             helper.make_node("Hardmax", ["r"], ["output"], name="hardmax")]
+    graph = helper.make_graph(nodes, "unsupported",
+                              [helper.make_tensor_value_info("input", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("output", TensorProto.FLOAT, [2, 5])],
+                              [helper.make_tensor("pads", TensorProto.INT64, [4], [0, 1, 0, 1])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+              os.path.join(out, "unsupported.onnx"))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,258 @@
+// npu-bench models: real models on the server against torch eager fp32 on the
+// same cores, in one run, side by side.
+//
+//   npu-bench models [--models resnet18,mobilenet_v2,efficientnet_b0,bert_layer]
+//                    [--threads 2] [--reps 9]
+//
+// A child process (bench/models/torch_models.py, Debian's torch and torchvision)
+// exports each model to ONNX (opset 17) and times torch on request. This process
+// imports the ONNX file (onnx/), registers it with an in-process server whose
+// device computes on `threads` host threads (torch gets the same number), and
+// alternates: one Run of the registered graph, one torch forward pass, a pause
+// (so idle OpenMP teams go to sleep before the other side starts). The server's
+// figure is the profile's host_time_us (the graph's compute on the host, without
+// the transfer); torch's is the forward pass. Medians of `reps` rounds after two
+// warm-up rounds, with min and max as the spread; the result is checked
+// against torch's output (fp16 operands on the Cube make it differ by ~1e-3).
+//
+// One JSON line per (model, threads):
+//   {"bench":"models","model":...,"threads":T,"npu_ms":...,"npu_min_ms":...,"npu_max_ms":...,
+//    "torch_ms":...,"torch_min_ms":...,"torch_max_ms":...,"ratio":...,"target":"<=1.00","met":...,
+//    "arena_mib":...,"max_rel_err":...}
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/bench_registry.h"
+#include "client/client.h"
+#include "client/npy.h"
+#include "onnx/onnx_import.h"
+#include "server/rpc/npu_server.h"
+#include "server/rpc/request_log.h"
+
+namespace npu::bench {
+namespace {
+
+constexpr int kMaxMessage = 1 << 30;
+
+// The torch side: a child process fed commands on its stdin, answering one line each.
+class TorchChild {
+ public:
+  bool Start(const std::string& python, const std::string& script, const std::string& dir, int threads,
+             const std::vector<std::string>& models) {
+    int to_child[2], from_child[2];
+    if (pipe(to_child) != 0 || pipe(from_child) != 0) return false;
+    std::vector<std::string> args = {python, script, dir, std::to_string(threads)};
+    args.insert(args.end(), models.begin(), models.end());
+    pid_ = fork();
+    if (pid_ < 0) return false;
+    if (pid_ == 0) {
+      dup2(to_child[0], 0);
+      dup2(from_child[1], 1);
+      close(to_child[1]);
+      close(from_child[0]);
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(python.c_str(), argv.data());
+      _exit(127);
+    }
+    close(to_child[0]);
+    close(from_child[1]);
+    in_ = fdopen(to_child[1], "w");
+    out_ = fdopen(from_child[0], "r");
+    return ReadLine() == "ready";
+  }
+
+  // Seconds of one forward pass, or < 0 when the child failed.
+  double Time(const std::string& model) {
+    std::fprintf(in_, "time %s\n", model.c_str());
+    std::fflush(in_);
+    const std::string line = ReadLine();
+    return line.empty() ? -1 : std::atof(line.c_str());
+  }
+
+  ~TorchChild() {
+    if (in_ != nullptr) {
+      std::fputs("quit\n", in_);
+      std::fclose(in_);
+    }
+    if (out_ != nullptr) std::fclose(out_);
+    if (pid_ > 0) waitpid(pid_, nullptr, 0);
+  }
+
+ private:
+  std::string ReadLine() {
+    char buf[256];
+    if (out_ == nullptr || std::fgets(buf, sizeof buf, out_) == nullptr) return "";
+    std::string s(buf);
+    while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+    return s;
+  }
+
+  pid_t pid_ = -1;
+  FILE* in_ = nullptr;
+  FILE* out_ = nullptr;
+};
+
+struct Spread {
+  double median = 0, min = 0, max = 0;
+};
+
+Spread Summarise(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  if (v.empty()) return {};
+  return Spread{v[v.size() / 2], v.front(), v.back()};
+}
+
+// max |got - want| / max |want| over the output.
+double MaxRelativeError(const v1::Tensor& got, const v1::Tensor& want) {
+  if (got.dtype() != v1::FLOAT32 || want.dtype() != v1::FLOAT32 || got.data().size() != want.data().size()) {
+    return -1;
+  }
+  const size_t n = got.data().size() / 4;
+  const float* g = reinterpret_cast<const float*>(got.data().data());
+  const float* w = reinterpret_cast<const float*>(want.data().data());
+  double err = 0, scale = 0;
+  for (size_t i = 0; i < n; ++i) {
+    err = std::max(err, std::fabs(static_cast<double>(g[i]) - w[i]));
+    scale = std::max(scale, std::fabs(static_cast<double>(w[i])));
+  }
+  return scale > 0 ? err / scale : err;
+}
+
+struct ModelsArgs {
+  std::vector<std::string> models = {"resnet18", "mobilenet_v2", "efficientnet_b0", "bert_layer"};
+  std::vector<int> thread_counts = {2};
+  int reps = 9;
+  std::string python = NPU_BENCH_PYTHON;
+  std::string script = NPU_SOURCE_DIR "/bench/models/torch_models.py";
+  std::string dir;  // where the ONNX files go; default: a fresh temporary directory
+};
+
+int RunModelsBench(const ModelsArgs& args) {
+  rpc::RequestLog::SetLevel("off").IgnoreError();
+  std::string dir = args.dir;
+  if (dir.empty()) {
+    char tmpl[] = "/tmp/npu-bench-models-XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) return 1;
+    dir = tmpl;
+  }
+  for (int threads : args.thread_counts) {
+    TorchChild torch;
+    if (!torch.Start(args.python, args.script, dir, threads, args.models)) {
+      std::fprintf(stderr, "models: %s %s did not start (python3-torch and python3-torchvision installed?)\n",
+                   args.python.c_str(), args.script.c_str());
+      return 1;
+    }
+    rpc::ServerConfig config;
+    config.listen = "127.0.0.1:0";
+    config.device_options.omp_threads = threads;
+    config.limits.max_message_bytes = kMaxMessage;
+    auto server = rpc::NpuServer::Start(config);
+    if (!server.ok()) {
+      std::fprintf(stderr, "models: %s\n", std::string(server.status().message()).c_str());
+      return 1;
+    }
+    client::ClientOptions options;
+    options.max_send_message_bytes = kMaxMessage;
+    options.max_receive_message_bytes = kMaxMessage;
+    auto npu = client::Client::Connect("127.0.0.1:" + std::to_string((*server)->port()), options);
+    if (!npu.ok()) return 1;
+
+    for (const std::string& model : args.models) {
+      auto graph = onnxio::LoadOnnxGraph(dir + "/" + model + ".onnx");
+      auto input = client::ReadNpy(dir + "/" + model + ".input.npy");
+      auto ref = client::ReadNpy(dir + "/" + model + ".ref.npy");
+      if (!graph.ok() || !input.ok() || !ref.ok()) {
+        const absl::Status s = !graph.ok() ? graph.status() : !input.ok() ? input.status() : ref.status();
+        std::printf("{\"bench\":\"models\",\"model\":\"%s\",\"threads\":%d,\"error\":\"%s\"}\n", model.c_str(),
+                    threads, std::string(s.message()).c_str());
+        std::fflush(stdout);
+        continue;
+      }
+      v1::RegisterGraphRequest reg;
+      *reg.mutable_graph() = *std::move(graph);
+      auto registered = (*npu)->RegisterGraph(reg);
+      if (!registered.ok()) {
+        std::printf("{\"bench\":\"models\",\"model\":\"%s\",\"threads\":%d,\"error\":\"%s\"}\n", model.c_str(),
+                    threads, std::string(registered.status().message()).c_str());
+        std::fflush(stdout);
+        continue;
+      }
+      v1::RunRequest run;
+      run.set_graph_id(registered->graph_id());
+      run.mutable_options()->set_profile(true);
+      v1::RunInput* in = run.add_inputs();
+      in->set_name("input");
+      *in->mutable_tensor() = *std::move(input);
+
+      std::vector<double> ours, theirs;
+      double err = -1;
+      uint64_t arena = 0;
+      bool failed = false;
+      for (int r = -2; r < args.reps && !failed; ++r) {
+        auto resp = (*npu)->Run(run);
+        if (!resp.ok()) {
+          std::printf("{\"bench\":\"models\",\"model\":\"%s\",\"threads\":%d,\"error\":\"%s\"}\n", model.c_str(),
+                      threads, std::string(resp.status().message()).c_str());
+          failed = true;
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        const double torch_s = torch.Time(model);
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        if (torch_s < 0) return 1;
+        if (r < 0) continue;  // warm-up
+        ours.push_back(resp->profile().host_time_us() / 1e3);
+        theirs.push_back(torch_s * 1e3);
+        err = MaxRelativeError(resp->outputs(0).tensor(), *ref);
+        arena = resp->profile().arena_bytes();
+      }
+      if (failed) continue;
+      const Spread a = Summarise(ours), b = Summarise(theirs);
+      const double ratio = a.median / b.median;
+      std::printf(
+          "{\"bench\":\"models\",\"model\":\"%s\",\"threads\":%d,\"npu_ms\":%.2f,\"npu_min_ms\":%.2f,"
+          "\"npu_max_ms\":%.2f,\"torch_ms\":%.2f,\"torch_min_ms\":%.2f,\"torch_max_ms\":%.2f,\"ratio\":%.3f,"
+          "\"target\":\"<=1.00\",\"met\":%s,\"arena_mib\":%.1f,\"max_rel_err\":%.2g}\n",
+          model.c_str(), threads, a.median, a.min, a.max, b.median, b.min, b.max, ratio,
+          ratio <= 1.0 ? "true" : "false", arena / 1048576.0, err);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
+
+std::function<int()> SetupModelsBench(CLI::App& command) {
+  auto args = std::make_shared<ModelsArgs>();
+  command.add_option("--models", args->models, "models, comma-separated")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"resnet18", "mobilenet_v2", "efficientnet_b0", "bert_layer"}))
+      ->capture_default_str();
+  command.add_option("--threads", args->thread_counts, "host thread counts (server and torch alike)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  command.add_option("--reps", args->reps, "timed rounds (the median is printed)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  command.add_option("--python", args->python, "python with torch and torchvision")->capture_default_str();
+  command.add_option("--dir", args->dir, "directory for the exported models (default: a new one in /tmp)");
+  return [args] { return RunModelsBench(*args); };
+}
+
+}  // namespace
+
+NPU_BENCH("models", "real models (ONNX from torch) on the server against torch eager fp32", SetupModelsBench);
+
+}  // namespace npu::bench
