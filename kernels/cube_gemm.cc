@@ -43,7 +43,7 @@ void CubeGemm(const GemmProblem& p, const CubeTileShape& tile, std::vector<CubeT
   // exception may not leave an OpenMP region (the process would terminate).
   CubeWorkspace& ws = CallerCubeWorkspace();
   const int threads = std::max(1, omp_get_max_threads());
-  const CubeTileBufferSizes sizes = TileBufferSizes(tile, p.k);
+  const CubeTileBufferSizes sizes = TileBufferSizes(tile, p.m, p.n, p.k);
   ws.Reserve(threads, sizes.a_floats, sizes.b_halves, sizes.c_floats);
 
   // B is shared by every tile of a column of tiles. Pre-packed B (constant

@@ -63,11 +63,11 @@ uint64_t WriteBack(const GemmProblem& p, const float* l0c, int64_t ldc, int64_t 
 
 }  // namespace
 
-CubeTileBufferSizes TileBufferSizes(const CubeTileShape& tile, int64_t k) {
-  const int64_t panels = CeilDiv(tile.n, 16);
-  return CubeTileBufferSizes{static_cast<size_t>(tile.m * k + kCubePackASlack),
+CubeTileBufferSizes TileBufferSizes(const CubeTileShape& tile, int64_t m, int64_t n, int64_t k) {
+  const int64_t rows = std::min(tile.m, m), panels = CeilDiv(std::min(tile.n, n), 16);
+  return CubeTileBufferSizes{static_cast<size_t>(rows * k + kCubePackASlack),
                              static_cast<size_t>(panels * CubePanelStride(std::min(kCubeKc, k))),
-                             static_cast<size_t>(tile.m * panels * 16)};
+                             static_cast<size_t>(rows * panels * 16)};
 }
 
 uint64_t RunCubeTile(const CubeCall& call, CubeThreadBuffers& buf, int64_t batch, int64_t m0, int64_t mt, int64_t n0,

@@ -29,11 +29,11 @@ struct CubeCall {
 // never the order of the sum, so it is free to differ from the simulated tile.k.
 inline constexpr int64_t kCubeKc = 256;
 
-// Elements each thread's buffers need for tiles of `tile` over depth k.
+// Elements each thread's buffers need for the tiles of an m x n x k GEMM.
 struct CubeTileBufferSizes {
   size_t a_floats = 0, b_halves = 0, c_floats = 0;
 };
-CubeTileBufferSizes TileBufferSizes(const CubeTileShape& tile, int64_t k);
+CubeTileBufferSizes TileBufferSizes(const CubeTileShape& tile, int64_t m, int64_t n, int64_t k);
 
 // Computes C[m0:m0+mt, n0:n0+nt] of `batch` with one thread's buffers (sized by
 // TileBufferSizes). Returns the overflow count of its results.

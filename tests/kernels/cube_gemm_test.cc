@@ -574,7 +574,7 @@ TEST(CubeGemm, ChannelMajorOutputIsRowMajorTransposedPerImage) {
 TEST(CubeGemm, BuffersThatCannotBeHadThrowBeforeAnyTileRuns) {
   GemmProblem p;
   p.m = p.n = 1;
-  p.k = int64_t{1} << 44;  // packed A alone would need 2^53 bytes per thread
+  p.k = int64_t{1} << 50;  // packed A alone would need 2^52 bytes per thread
   std::vector<float> c(1);
   p.c = c.data();
   p.ldc = 1;
