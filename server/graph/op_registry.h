@@ -23,10 +23,25 @@ namespace npu::graph {
 
 // What inference sees: the node and its inputs' types (nullptr for an omitted
 // optional input), and constant values where an input is an initializer.
-// Inference is also the op's *prepare* step (TFLite's init/prepare): what it
-// derives once (parsed attributes, dims, tiling for the plan's device preset,
-// packed constant weights) it keeps with Prepare(), and every run reads it back
-// with RunContext::State() instead of deriving it again.
+//
+// Inference is also the op's *prepare* step (TFLite's init/prepare): whatever
+// can be known before a run is derived here, once per plan, and kept with
+// Prepare(); every run reads it back with RunContext::State<T>() and only binds
+// buffers. The pattern every op follows (matmul_op.cc, conv_op.cc are the
+// models; the Cube ops' shared pieces are in ops/cube_problem.h):
+//
+//   struct FooPlan { FooAttrs attrs; Dims dims; kernels::CubeTileShape tile;
+//                    std::shared_ptr<const kernels::PackedCubeB> weights; };
+//   infer:  check attributes and types, compute dims, plan the tiling for
+//           *c.preset (checked against its buffers: an error here refuses the
+//           graph when it is planned), pack or convert constant inputs
+//           (c.constants[i]), then c.Prepare(FooPlan{...}) and return the types
+//   run:    const FooPlan& plan = ctx.State<FooPlan>(); bind ctx.inputs and
+//           ctx.outputs to the kernels; record the work per tile; no parsing,
+//           no shape arithmetic that can fail, no allocation per node
+//
+// The state is immutable and shared by concurrent runs of the plan (runs on
+// several devices of one preset), so it holds no per-run scratch.
 struct InferContext {
   const v1::Node& node;
   std::vector<const TensorType*> inputs;
