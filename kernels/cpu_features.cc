@@ -17,4 +17,28 @@ const CpuFeatures& HostCpuFeatures() {
   return features;
 }
 
+bool CpuCanRun(SimdPath path) {
+  const CpuFeatures& f = HostCpuFeatures();
+  switch (path) {
+    case SimdPath::kAvx512: return f.avx512f && f.avx2 && f.fma && f.f16c;
+    case SimdPath::kAvx2: return f.avx2 && f.fma && f.f16c;
+    default: return true;
+  }
+}
+
+SimdPath ResolveSimdPath(SimdPath want) {
+  if (want != SimdPath::kAuto && CpuCanRun(want)) return want;
+  if (want != SimdPath::kAvx2 && CpuCanRun(SimdPath::kAvx512)) return SimdPath::kAvx512;
+  return CpuCanRun(SimdPath::kAvx2) ? SimdPath::kAvx2 : SimdPath::kPortable;
+}
+
+const char* SimdPathName(SimdPath path) {
+  switch (path) {
+    case SimdPath::kAvx512: return "avx512";
+    case SimdPath::kAvx2: return "avx2";
+    case SimdPath::kPortable: return "portable";
+    default: return "auto";
+  }
+}
+
 }  // namespace npu::kernels

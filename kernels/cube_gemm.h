@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/cpu_features.h"
 #include "kernels/fp16.h"
 
 namespace npu::kernels {
@@ -113,10 +114,9 @@ class CubeASource {
   virtual void Pack(int64_t batch, int64_t m0, int64_t mt, int64_t k, int mr, float* out) const = 0;
 };
 
-// Which host SIMD code runs the Cube's micro-kernel. All paths give bitwise
-// identical results (same K order, fused multiply-add everywhere).
-enum class SimdPath { kAuto, kAvx512, kAvx2, kPortable };
-
+// Which host SIMD code runs the Cube's micro-kernel (SimdPath, cpu_features.h).
+// All paths give bitwise identical results (same K order, fused multiply-add
+// everywhere).
 // Forces a path for the whole process (tests, benchmarks); kAuto restores the
 // run-time choice. A path the CPU lacks falls back to the best one it has, so
 // ActiveCubeSimdPath() tells what really runs.

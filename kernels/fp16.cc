@@ -3,7 +3,7 @@
 #include <bit>
 #include <cmath>
 
-#include <immintrin.h>
+#include "kernels/vector_kernels.h"
 
 namespace npu::kernels {
 
@@ -56,45 +56,10 @@ half_bits FloatToHalfSaturate(float f) {
   return h;
 }
 
-namespace {
-
-bool CpuHasF16c() {
-  static const bool has = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
-  return has;
-}
-
-__attribute__((target("avx,f16c"))) void HalfToFloatF16c(const half_bits* in, float* out, size_t n) {
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i));
-    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(h));
-  }
-  for (; i < n; ++i) out[i] = HalfToFloat(in[i]);
-}
-
-__attribute__((target("avx,f16c"))) void FloatToHalfF16c(const float* in, half_bits* out, size_t n) {
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), h);
-  }
-  for (; i < n; ++i) out[i] = FloatToHalf(in[i]);
-}
-
-}  // namespace
-
-void HalfToFloatN(const half_bits* in, float* out, size_t n) {
-  if (CpuHasF16c()) return HalfToFloatF16c(in, out, n);
-  for (size_t i = 0; i < n; ++i) out[i] = HalfToFloat(in[i]);
-}
+void HalfToFloatN(const half_bits* in, float* out, size_t n) { VectorKernels().widen(in, out, n); }
 
 void FloatToHalfN(const float* in, half_bits* out, size_t n, bool saturate) {
-  if (saturate) {
-    for (size_t i = 0; i < n; ++i) out[i] = FloatToHalfSaturate(in[i]);
-    return;
-  }
-  if (CpuHasF16c()) return FloatToHalfF16c(in, out, n);
-  for (size_t i = 0; i < n; ++i) out[i] = FloatToHalf(in[i]);
+  VectorKernels().narrow(in, out, n, saturate);
 }
 
 }  // namespace npu::kernels

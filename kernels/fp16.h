@@ -24,7 +24,8 @@ half_bits FloatToHalf(float f);
 // +-65504 and NaN becomes 0: the Ascend 910 "saturation mode".
 half_bits FloatToHalfSaturate(float f);
 
-// Bulk conversions; use F16C when the CPU has it. Results equal the scalar ones.
+// Bulk conversions on the Vector kernels (F16C / AVX-512 when the CPU has them);
+// results equal the scalar ones.
 void HalfToFloatN(const half_bits* in, float* out, size_t n);
 void FloatToHalfN(const float* in, half_bits* out, size_t n, bool saturate);
 

@@ -31,6 +31,8 @@ constexpr VectorPassEntry kTable[] = {
     {K::kSilu, "Silu", 7, "sigmoid (6) + mul"},
     {K::kGeluErf, "Gelu", 10, "erf (8) + mul + add"},
     {K::kGeluTanh, "Gelu (approximate=tanh)", 11, "tanh (7) + cube, mul, add, mul"},
+    {K::kSin, "Sin", 6, "range reduction (2) + sin and cos polynomials (3) + quadrant select"},
+    {K::kCos, "Cos", 6, "range reduction (2) + sin and cos polynomials (3) + quadrant select"},
     {K::kLeakyRelu, "LeakyRelu", 2, "vmuls + vmax"},
     {K::kHardSigmoid, "HardSigmoid", 3, "vmuls + vadds + clamp"},
     {K::kClip, "Clip", 2, "vmaxs + vmins"},
@@ -38,11 +40,13 @@ constexpr VectorPassEntry kTable[] = {
     {K::kCast, "Cast", 1, "one vconv"},
     {K::kScaleAndAdd, "Gemm alpha/beta", 2, "vmuls + vaxpy"},
     {K::kBatchNormAffine, "BatchNormalization", 2, "x * a + b with per-channel a, b: vmuls + vadds"},
-    {K::kLayerNormRow, "LayerNormalization row", 6, "sum, centre, square + sum, scale, affine (2)"},
-    {K::kSoftmaxRow, "Softmax row", 8, "max, subtract + exp (5), sum, scale"},
+    {K::kLayerNormRow, "Layer/Instance/GroupNormalization row", 7,
+     "Welford statistics in one pass (sub, mul-add, sub, mul-add), then centre, scale, affine"},
+    {K::kSoftmaxRow, "Softmax row", 8, "one online pass: max, subtract + exp (5), sum; one write pass: scale"},
     {K::kReduce, "ReduceSum/Max/Min/Mean", 1, "one vadd/vmax/vmin per element"},
     {K::kPoolTap, "MaxPool/AveragePool, per window tap", 1, "one vmax/vadd per tap"},
     {K::kBiasAdd, "Conv bias (coupled cores)", 1, "one vadd on the fp32 accumulators"},
+    {K::kConvTap, "Conv with group > 1, per input channel and tap", 1, "one vmla (multiply-add) per tap"},
 };
 
 }  // namespace
@@ -74,6 +78,8 @@ VectorKernel KernelOf(kernels::UnaryOp op) {
     case kernels::UnaryOp::kSilu: return K::kSilu;
     case kernels::UnaryOp::kGeluErf: return K::kGeluErf;
     case kernels::UnaryOp::kGeluTanh: return K::kGeluTanh;
+    case kernels::UnaryOp::kSin: return K::kSin;
+    case kernels::UnaryOp::kCos: return K::kCos;
     case kernels::UnaryOp::kLeakyRelu: return K::kLeakyRelu;
     case kernels::UnaryOp::kHardSigmoid: return K::kHardSigmoid;
     case kernels::UnaryOp::kClip: return K::kClip;

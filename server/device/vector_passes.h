@@ -24,9 +24,10 @@ enum class VectorKernel {
   kAdd, kSub, kMul, kDiv, kPow, kMax, kMin, kCompare,
   // kernels::UnaryOp
   kRelu, kNeg, kAbs, kSqrt, kReciprocal, kExp, kLog, kErf, kSigmoid, kTanh, kSilu, kGeluErf, kGeluTanh,
-  kLeakyRelu, kHardSigmoid, kClip,
+  kSin, kCos, kLeakyRelu, kHardSigmoid, kClip,
   // the other Vector kernels
   kSelect, kCast, kScaleAndAdd, kBatchNormAffine, kLayerNormRow, kSoftmaxRow, kReduce, kPoolTap, kBiasAdd,
+  kConvTap,
 };
 
 struct VectorPassEntry {

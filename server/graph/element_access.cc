@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "kernels/fp16.h"
+#include "kernels/vector_kernels.h"
 
 namespace npu::graph {
 namespace {
@@ -114,17 +115,18 @@ void LoadAsInt64(const HostTensor& t, int64_t offset, int64_t stride, int64_t n,
   LoadInts(t, offset, stride, n, dst);
 }
 
-void StoreFromFloat(const HostTensor& t, int64_t start, int64_t n, const float* src, bool saturate) {
-  switch (t.type().dtype) {
-    case v1::FLOAT16:
-      kernels::FloatToHalfN(src, t.mutable_as<kernels::half_bits>() + start, static_cast<size_t>(n), saturate);
-      return;
-    case v1::FLOAT32: return StoreConverted<float>(t, start, n, src, [](float v) { return v; });
-    case v1::INT32: return StoreConverted<int32_t>(t, start, n, src, FloatToInt<int32_t>);
-    case v1::INT8: return StoreConverted<int8_t>(t, start, n, src, FloatToInt<int8_t>);
-    case v1::BOOL: return StoreConverted<uint8_t>(t, start, n, src, [](float v) { return v != 0.0f; });
-    case v1::INT64: return StoreConverted<int64_t>(t, start, n, src, FloatToInt<int64_t>);
-    default: return;
+uint64_t StoreFromFloat(const HostTensor& t, int64_t start, int64_t n, const float* src, bool saturate) {
+  const auto to_float = [&](kernels::VecDst dst) {
+    return kernels::VectorKernels().convert(kernels::F32Src(src), dst, static_cast<size_t>(n), saturate);
+  };
+  switch (t.type().dtype) {  // integer results never raise the float status
+    case v1::FLOAT16: return to_float(kernels::F16Dst(t.mutable_as<kernels::half_bits>() + start));
+    case v1::FLOAT32: return to_float(kernels::F32Dst(t.mutable_as<float>() + start));
+    case v1::INT32: StoreConverted<int32_t>(t, start, n, src, FloatToInt<int32_t>); return 0;
+    case v1::INT8: StoreConverted<int8_t>(t, start, n, src, FloatToInt<int8_t>); return 0;
+    case v1::BOOL: StoreConverted<uint8_t>(t, start, n, src, [](float v) { return v != 0.0f; }); return 0;
+    case v1::INT64: StoreConverted<int64_t>(t, start, n, src, FloatToInt<int64_t>); return 0;
+    default: return 0;
   }
 }
 

@@ -36,7 +36,9 @@ void GatherBroadcast(const HostTensor& t, const BroadcastMap& map, int64_t start
 
 // Writes src[0, n) into elements [start, start + n) of `t`, converting; fp16
 // results round to nearest even and, when `saturate`, clamp to +-65504.
-void StoreFromFloat(const HostTensor& t, int64_t start, int64_t n, const float* src, bool saturate);
+// Returns how many float results overflowed (kernels/vector_kernels.h): what
+// the op adds to its tile's overflow_elements.
+uint64_t StoreFromFloat(const HostTensor& t, int64_t start, int64_t n, const float* src, bool saturate);
 void StoreFromInt32(const HostTensor& t, int64_t start, int64_t n, const int32_t* src);
 void StoreFromInt64(const HostTensor& t, int64_t start, int64_t n, const int64_t* src);
 

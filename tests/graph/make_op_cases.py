@@ -8,8 +8,8 @@ protobuf's JSON mapping), one INPUT.npy per graph input, one ref_OUTPUT.npy per
 graph output (computed by torch, never by the code under test) and meta.txt
 ("op dtype preset"). fp16 references are computed in fp32 from the fp16 inputs
 and rounded once, which is the numerics contract of DESIGN.md; Cube ops
-(MatMul, Gemm, Conv) round their operands to fp16 first, as the NPU does, and
-accumulate in float64.
+(MatMul, Gemm, Conv with group 1) round their operands to fp16 first, as the
+NPU does, and accumulate in float64.
 """
 import base64
 import json
@@ -179,7 +179,7 @@ UNARY = {
     "Relu": (torch.relu, -3, 3), "Neg": (torch.neg, -3, 3), "Abs": (torch.abs, -3, 3),
     "Sqrt": (torch.sqrt, 0, 9), "Reciprocal": (torch.reciprocal, 0.25, 4), "Exp": (torch.exp, -8, 8),
     "Log": (torch.log, 0.01, 50), "Erf": (torch.erf, -3, 3), "Sigmoid": (torch.sigmoid, -8, 8),
-    "Tanh": (torch.tanh, -4, 4), "Silu": (F.silu, -6, 6),
+    "Tanh": (torch.tanh, -4, 4), "Silu": (F.silu, -6, 6), "Sin": (torch.sin, -20, 20), "Cos": (torch.cos, -20, 20),
 }
 UNARY_SHAPES = [(7,), (2, 3, 5), (1, 4099), ()]
 for op, (fn, lo, hi) in UNARY.items():
@@ -251,7 +251,8 @@ REDUCE = {"ReduceSum": torch.sum, "ReduceMean": torch.mean,
 for op, fn in REDUCE.items():
     for dt in FLOATS:
         for i, (shape, axes, keep) in enumerate([((3, 4, 5), [1], 1), ((3, 4, 5), [0, 2], 0), ((2, 7), [], 1),
-                                                 ((6, 1, 129), [-1], 0), ((5,), [0], 0)]):
+                                                 ((6, 1, 129), [-1], 0), ((5,), [0], 0), ((2, 3, 70, 5), [1, 2], 1),
+                                                 ((4, 300), [0], 0), ((3, 2, 1, 4), [0, 2], 1)]):
             x = rand(shape, dt)
             dims = axes if axes else list(range(len(shape)))
             ref = fn(t(x), dim=dims, keepdim=bool(keep))
@@ -272,8 +273,14 @@ for dt in FLOATS:
 
 # ---- softmax, norms -----------------------------------------------------------------
 for dt in FLOATS:
-    for i, (shape, axis) in enumerate([((3, 17), -1), ((2, 5, 4), 1), ((1, 1000), 1), ((4,), 0)]):
+    # Rows longer than one 256-element block of the online softmax, with the max in a later block; inner axes
+    # narrower and wider than one 64-lane column block.
+    SOFTMAX_SHAPES = [((3, 17), -1), ((2, 5, 4), 1), ((1, 1000), 1), ((4,), 0), ((2, 777), -1), ((3, 10, 70), 1),
+                      ((2, 3, 4, 5), 0)]
+    for i, (shape, axis) in enumerate(SOFTMAX_SHAPES):
         x = rand(shape, dt, -6, 6)
+        if i == 4:
+            x[:, 600] = 12  # the row's max is in its third block: the running max is rescaled
         case("Softmax_%s_%d" % (dt.__name__, i), "Softmax", {"x": x},
              {"y": back(torch.softmax(t(x), axis), dt)}, attrs={"axis": axis})
         case("LogSoftmax_%s_%d" % (dt.__name__, i), "LogSoftmax", {"x": x},
@@ -286,6 +293,22 @@ for dt in FLOATS:
         inits = {"w": w, "b": b} if bias else {"w": w}
         case("LayerNorm_%s_%d" % (dt.__name__, i), "LayerNormalization", {"x": x}, {"y": back(ref, dt)},
              attrs={"axis": axis, "epsilon": 1e-5}, inits=inits)
+    for i, (shape, groups) in enumerate([((2, 6, 5, 7), 3), ((1, 4, 33), 1), ((3, 8, 2, 2, 3), 8)]):
+        x = rand(shape, dt, -2, 4)
+        c = shape[1]
+        w, b = rand((c,), dt, 0.5, 1.5), rand((c,), dt, -1, 1)
+        ref = F.group_norm(t(x), groups, t(w), t(b), 1e-5)
+        case("GroupNorm_%s_%d" % (dt.__name__, i), "GroupNormalization", {"x": x}, {"y": back(ref, dt)},
+             attrs={"epsilon": 1e-5, "num_groups": groups}, inits={"w": w, "b": b})
+        ref = F.instance_norm(t(x), weight=t(w), bias=t(b), eps=1e-5)
+        case("InstanceNorm_%s_%d" % (dt.__name__, i), "InstanceNormalization", {"x": x}, {"y": back(ref, dt)},
+             attrs={"epsilon": 1e-5}, inits={"w": w, "b": b})
+    # GroupNormalization opset 18: scale and bias per group.
+    x = rand((2, 6, 4, 4), dt, -2, 4)
+    wg, bg = rand((3,), dt, 0.5, 1.5), rand((3,), dt, -1, 1)
+    ref = F.group_norm(t(x), 3, t(np.repeat(wg, 2)), t(np.repeat(bg, 2)), 1e-5)
+    case("GroupNormPerGroup_%s" % dt.__name__, "GroupNormalization", {"x": x}, {"y": back(ref, dt)},
+         attrs={"epsilon": 1e-5, "num_groups": 3}, inits={"w": wg, "b": bg})
     x = rand((2, 3, 5, 7), dt)
     sc, bi, mu, var = rand((3,), dt, 0.5, 2), rand((3,), dt), rand((3,), dt), rand((3,), dt, 0.2, 2)
     ref = F.batch_norm(t(x), t(mu), t(var), t(sc), t(bi), False, 0.0, 1e-5)
@@ -309,6 +332,13 @@ for dt in FLOATS:
                 case("AveragePool_%s_%d_%d" % (dt.__name__, i, cip), "AveragePool", {"x": x}, {"y": back(ref, dt)},
                      attrs={"kernel_shape": [k, k], "strides": [s, s], "pads": [p, p, p, p], "ceil_mode": ceil,
                             "count_include_pad": cip})
+    # Planes wider than a 4-vector block of outputs, stride 2 (two phases) and 1.
+    xw = rand((1, 2, 20, 70), dt)
+    case("MaxPoolWide_%s" % dt.__name__, "MaxPool", {"x": xw}, {"y": back(F.max_pool2d(t(xw), 3, 2, 1), dt)},
+         attrs={"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]})
+    case("AveragePoolWide_%s" % dt.__name__, "AveragePool", {"x": xw},
+         {"y": back(F.avg_pool2d(t(xw), 3, 1, 1, count_include_pad=False), dt)},
+         attrs={"kernel_shape": [3, 3], "strides": [1, 1], "pads": [1, 1, 1, 1], "count_include_pad": 0})
     case("GlobalAveragePool_%s" % dt.__name__, "GlobalAveragePool", {"x": x},
          {"y": back(t(x).mean(dim=(2, 3), keepdim=True), dt)})
 
@@ -344,7 +374,12 @@ for dt in FLOATS:
              dict(n=1, c=5, h=8, w=8, m=5, k=3, s=1, p=1, d=1, g=5, bias=True),
              dict(n=2, c=3, h=12, w=12, m=8, k=5, s=1, p=2, d=1, g=1, bias=True),
              dict(n=1, c=16, h=6, w=6, m=24, k=1, s=1, p=0, d=1, g=1, bias=False),
-             dict(n=1, c=2, h=7, w=9, m=3, k=2, s=3, p=1, d=1, g=1, bias=True)]
+             dict(n=1, c=2, h=7, w=9, m=3, k=2, s=3, p=1, d=1, g=1, bias=True),
+             # depthwise and grouped (the Vector path): stride 2, a channel multiplier, dilation, wide rows
+             dict(n=2, c=6, h=13, w=11, m=6, k=3, s=2, p=1, d=1, g=6, bias=True),
+             dict(n=1, c=4, h=9, w=9, m=8, k=3, s=1, p=2, d=2, g=4, bias=False),
+             dict(n=1, c=6, h=5, w=40, m=4, k=3, s=1, p=1, d=1, g=2, bias=True),
+             dict(n=1, c=3, h=10, w=10, m=3, k=5, s=3, p=2, d=1, g=3, bias=True)]
     for i, cv in enumerate(CONVS):
         x = rand((cv["n"], cv["c"], cv["h"], cv["w"]), dt, -1, 1)
         w = rand((cv["m"], cv["c"] // cv["g"], cv["k"], cv["k"]), dt, -1, 1)
@@ -353,7 +388,9 @@ for dt in FLOATS:
         if cv["bias"]:
             inits["bias"] = rand((cv["m"],), dt, -1, 1)
             bias = torch.from_numpy(inits["bias"].astype(np.float64))
-        ref = F.conv2d(cube(x), cube(w), bias, cv["s"], cv["p"], cv["d"], cv["g"])
+        # group > 1 runs on the Vector unit, which computes in fp32 from the unrounded operands.
+        operand = cube if cv["g"] == 1 else (lambda a: torch.from_numpy(a.astype(np.float64)))
+        ref = F.conv2d(operand(x), operand(w), bias, cv["s"], cv["p"], cv["d"], cv["g"])
         p = cv["p"]
         case("Conv_%s_%d" % (dt.__name__, i), "Conv", {"x": x}, {"y": ref.numpy().astype(dt)}, inits=inits,
              attrs={"strides": [cv["s"]] * 2, "pads": [p] * 4, "dilations": [cv["d"]] * 2, "group": cv["g"],

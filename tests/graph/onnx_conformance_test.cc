@@ -55,8 +55,6 @@ const std::map<std::string, std::string>& KnownDeviations() {
       {"test_averagepool_2d_pads", "pads above half the kernel are refused, as torch refuses them"},
       {"test_averagepool_2d_pads_count_include_pad", "pads above half the kernel are refused, as torch refuses them"},
       {"test_maxpool_2d_pads", "pads above half the kernel are refused, as torch refuses them"},
-      {"test_logsoftmax_large_number",
-       "LogSoftmax loses 2.4e-4 at |x| ~ 1e4 (x - (max + log sum) rounds at max's ulp): a Vector op bug"},
   };
   return *known;
 }

@@ -139,6 +139,7 @@ std::vector<Case> Cases() {
       {"Relu", x}, {"Neg", -x}, {"Abs", x}, {"Sqrt", std::sqrt(x)}, {"Reciprocal", 1 / x}, {"Exp", std::exp(x)},
       {"Log", std::log(x)}, {"Erf", std::erf(x)}, {"Sigmoid", 1 / (1 + std::exp(-x))}, {"Tanh", std::tanh(x)},
       {"Silu", x / (1 + std::exp(-x))}, {"Gelu", 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)))},
+      {"Sin", std::sin(x)}, {"Cos", std::cos(x)},
       {"LeakyRelu", x}, {"HardSigmoid", 0.2 * x + 0.5}, {"Identity", x}, {"Dropout", x}, {"Clip", x}};
   for (const auto& [op, want] : unary) ok(op, "scalar x", scalar(op), {}, {want});
   ok("Clip", "scalar min and max", [] {
@@ -193,6 +194,14 @@ std::vector<Case> Cases() {
     for (const char* in : {"x", "s", "b", "m", "v"}) n.Input(in, v1::FLOAT32, {}, {1});
     return n;
   }, "needs rank >= 2");
+  for (const std::string op : {"InstanceNormalization", "GroupNormalization"}) {
+    bad(op, "scalar", [op] {
+      OneNode n(op);
+      for (const char* in : {"x", "s", "b"}) n.Input(in, v1::FLOAT32, {}, {1});
+      if (op == "GroupNormalization") n.Int("num_groups", 1);
+      return n;
+    }, "needs rank >= 2");
+  }
 
   // Ops with fixed ranks reject scalars.
   bad("MatMul", "scalar", [] { return OneNode("MatMul").Input("a", v1::FLOAT32, {}, {1}).Input("b", v1::FLOAT32, {}, {1}); },

@@ -1,10 +1,12 @@
 // Vector unary ops: Relu, Neg, Abs, Sqrt, Reciprocal, Exp, Log, Erf, Sigmoid,
-// Tanh, Silu, Gelu, LeakyRelu, HardSigmoid and Clip. Computed in fp32, rounded
-// once to the output type. Each counts the Vector passes of its kernel
+// Tanh, Sin, Cos, Silu, Gelu, LeakyRelu, HardSigmoid and Clip, on the Vector
+// kernels (kernels/vector_kernels.h): computed in fp32, rounded once to the
+// output type, overflows counted. Each counts the Vector passes of its kernel
 // (server/device/vector_passes.h: exp/ln/erf are multi-instruction sequences).
 #include <limits>
 #include <vector>
 
+#include "kernels/vector_kernels.h"
 #include "kernels/vector_math.h"
 #include "server/device/vector_passes.h"
 #include "server/graph/node_error.h"
@@ -97,12 +99,12 @@ absl::Status RunUnary(RunContext& ctx, UnaryOp op) {
   const HostTensor& out = ctx.outputs[0];
   const BroadcastMap same(x.type().shape, out.type().shape);
   const bool saturate = ctx.preset.fp16_saturation;
+  const kernels::VectorKernelSet& k = kernels::VectorKernels();
   ForEachChunk(ctx, 2, device::VectorPasses(device::KernelOf(op)), [&](int64_t s, int64_t len) {
     thread_local std::vector<float> xi, xo;
-    const float* pi = ChunkAsFloat(x, same, s, len, xi);
-    float* po = OutChunk(out, s, len, xo);
-    kernels::UnaryF32(op, pi, po, static_cast<size_t>(len), p);
-    FinishChunk(out, s, len, po, saturate);
+    const kernels::VecDst dst = ChunkDst(out, s, len, xo);
+    const uint64_t over = k.unary(op, p, ChunkSrc(x, same, s, len, xi), dst, static_cast<size_t>(len), saturate);
+    return FinishChunk(out, s, len, dst, over);
   });
   return absl::OkStatus();
 }
@@ -132,6 +134,8 @@ void RegisterActivationOps(OpRegistry& r) {
   r.Register(UnaryDef("Erf", UnaryOp::kErf));
   r.Register(UnaryDef("Sigmoid", UnaryOp::kSigmoid));
   r.Register(UnaryDef("Tanh", UnaryOp::kTanh));
+  r.Register(UnaryDef("Sin", UnaryOp::kSin));
+  r.Register(UnaryDef("Cos", UnaryOp::kCos));
   r.Register(UnaryDef("Silu", UnaryOp::kSilu));  // not an ONNX op; x * sigmoid(x) as one node
   r.Register(UnaryDef("Gelu", UnaryOp::kGeluErf));
   r.Register(UnaryDef("LeakyRelu", UnaryOp::kLeakyRelu));

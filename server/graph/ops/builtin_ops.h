@@ -14,7 +14,7 @@ void RegisterActivationOps(OpRegistry& r);   // Relu, Exp, Gelu, Clip, ...
 void RegisterCastOp(OpRegistry& r);
 void RegisterReduceOps(OpRegistry& r);       // ReduceSum/Mean/Max/Min, ArgMax
 void RegisterSoftmaxOps(OpRegistry& r);      // Softmax, LogSoftmax
-void RegisterNormOps(OpRegistry& r);         // LayerNormalization, BatchNormalization
+void RegisterNormOps(OpRegistry& r);         // Layer/Instance/Group/BatchNormalization
 void RegisterPoolOps(OpRegistry& r);         // MaxPool, AveragePool, GlobalAveragePool
 void RegisterViewOps(OpRegistry& r);         // Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout
 void RegisterCopyOps(OpRegistry& r);         // Transpose, Slice, Expand, Concat, Split

@@ -62,7 +62,7 @@ absl::Status RunCast(RunContext& ctx) {
       } else {
         f.resize(len);
         LoadAsFloat(x, s, 1, len, f.data());
-        StoreFromFloat(out, s, len, f.data(), saturate);
+        work.overflow_elements += StoreFromFloat(out, s, len, f.data(), saturate);
       }
       work += VectorChunkWork(len, len * in_bytes, len * out_bytes, std::max(in_bytes, out_bytes),
                               device::VectorPasses(device::VectorKernel::kCast));

@@ -1,4 +1,5 @@
-// Conv (ONNX, 2-D, NCHW) on the Cube, the way a Da Vinci core runs it: one GEMM
+// Conv (ONNX, 2-D, NCHW) on the Cube (group > 1 runs on the Vector unit:
+// grouped_conv.h), the way a Da Vinci core runs a dense one: one GEMM
 // per call over all images, rows = output pixels (N * OH * OW), columns = output
 // channels, depth = the taps (Cg * kh * kw) of a group; the groups are the GEMM's
 // batch. MTE1's img2col lays the input under each tile's rows out as the Cube's A
@@ -25,6 +26,7 @@
 #include "server/graph/node_error.h"
 #include "server/graph/ops/builtin_ops.h"
 #include "server/graph/ops/cube_problem.h"
+#include "server/graph/ops/grouped_conv.h"
 #include "server/graph/shape_math.h"
 #include "server/graph/vector_tiling.h"
 
@@ -247,6 +249,10 @@ absl::Status RunConv(RunContext& ctx) {
   const HostTensor& wt = *ctx.inputs[1];
   const HostTensor* bias_t = ctx.inputs.size() > 2 ? ctx.inputs[2] : nullptr;
   const HostTensor& out = ctx.outputs[0];
+  if (g.group > 1) {  // depthwise and grouped: a direct stencil on the Vector unit
+    return RunGroupedConv(ctx, {g.n, g.c, g.h, g.w, g.m, g.kh, g.kw, g.group, g.sh, g.sw, g.dh, g.dw, g.pt, g.pl,
+                                g.oh, g.ow});
+  }
   ctx.work.task_type = device::TaskType::kAiCore;
   if (g.n == 0 || g.m == 0 || g.pixels() == 0) return absl::OkStatus();
 
@@ -288,7 +294,7 @@ absl::Status RunConv(RunContext& ctx) {
 void RegisterConvOp(OpRegistry& r) {
   OpDef d;
   d.name = "Conv";
-  d.units = "Cube, MTE1 (img2col), MTE2, FixPipe";
+  d.units = "Cube, MTE1 (img2col), MTE2, FixPipe; group > 1: Vector, MTE2, MTE3";
   d.task_type = device::TaskType::kAiCore;
   d.dtypes = {v1::FLOAT16, v1::FLOAT32};
   d.min_inputs = 2;

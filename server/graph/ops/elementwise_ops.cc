@@ -1,13 +1,15 @@
 // Vector elementwise binary ops with NumPy broadcasting (Add, Sub, Mul, Div,
 // Pow, Max, Min) and Where. Each tile of output elements runs in UB-sized
-// chunks: MTE2 loads (widening fp16 to fp32), the Vector passes of its kernel
-// (server/device/vector_passes.h), MTE3 stores (rounding once to the output
-// type). Integer tensors compute in int32 (INT32) or int64 (INT64: two 32-bit
-// steps per pass, the Vector unit's integer ALU being 32 bits wide);
-// comparisons are in compare_ops.cc.
+// chunks through the Vector kernels (kernels/vector_kernels.h): fp16 widened on
+// load, fp32 arithmetic for the Vector passes of its kernel
+// (server/device/vector_passes.h), one rounding on store, overflows counted.
+// Integer tensors compute in int32 (INT32) or int64 (INT64: two 32-bit steps
+// per pass, the Vector unit's integer ALU being 32 bits wide); comparisons are
+// in compare_ops.cc.
 #include <vector>
 
 #include "kernels/integer_math.h"
+#include "kernels/vector_kernels.h"
 #include "kernels/vector_math.h"
 #include "server/device/vector_passes.h"
 #include "server/graph/node_error.h"
@@ -87,13 +89,13 @@ absl::Status RunBinary(RunContext& ctx, BinaryOp op) {
     });
     return absl::OkStatus();
   }
+  const kernels::VectorKernelSet& k = kernels::VectorKernels();
   ForEachChunk(ctx, 3, passes, [&](int64_t s, int64_t len) {
     thread_local std::vector<float> xa, xb, xo;
-    const float* pa = ChunkAsFloat(a, ma, s, len, xa);
-    const float* pb = ChunkAsFloat(b, mb, s, len, xb);
-    float* po = OutChunk(out, s, len, xo);
-    kernels::BinaryF32(op, pa, pb, po, static_cast<size_t>(len));
-    FinishChunk(out, s, len, po, saturate);
+    const kernels::VecDst dst = ChunkDst(out, s, len, xo);
+    const uint64_t over = k.binary(op, ChunkSrc(a, ma, s, len, xa), ChunkSrc(b, mb, s, len, xb), dst,
+                                   static_cast<size_t>(len), saturate);
+    return FinishChunk(out, s, len, dst, over);
   });
   return absl::OkStatus();
 }
@@ -133,14 +135,13 @@ absl::Status RunWhere(RunContext& ctx) {
     });
     return absl::OkStatus();
   }
+  const kernels::VectorKernelSet& k = kernels::VectorKernels();
   ForEachChunk(ctx, 4, device::VectorPasses(device::VectorKernel::kSelect), [&](int64_t s, int64_t len) {
     thread_local std::vector<float> xc, xx, xy, xo;
-    const float* pc = ChunkAsFloat(cond, mc, s, len, xc);
-    const float* px = ChunkAsFloat(x, mx, s, len, xx);
-    const float* py = ChunkAsFloat(y, my, s, len, xy);
-    float* po = OutChunk(out, s, len, xo);
-    kernels::SelectF32(pc, px, py, po, static_cast<size_t>(len));
-    FinishChunk(out, s, len, po, saturate);
+    const kernels::VecDst dst = ChunkDst(out, s, len, xo);
+    const uint64_t over = k.select(ChunkSrc(cond, mc, s, len, xc), ChunkSrc(x, mx, s, len, xx),
+                                   ChunkSrc(y, my, s, len, xy), dst, static_cast<size_t>(len), saturate);
+    return FinishChunk(out, s, len, dst, over);
   });
   return absl::OkStatus();
 }

@@ -149,14 +149,15 @@ absl::Status RunGemm(RunContext& ctx) {
   ForEachChunk(ctx, 3, device::VectorPasses(device::VectorKernel::kScaleAndAdd), [&](int64_t s, int64_t len) {
     thread_local std::vector<float> xc, xo;
     const float* pa = acc.as<float>() + s;
-    float* po = OutChunk(out, s, len, xo);
+    xo.resize(static_cast<size_t>(len));
+    float* po = xo.data();
     if (c != nullptr && at.beta != 0.0f) {
       const float* pc = ChunkAsFloat(*c, cmap, s, len, xc);
       for (int64_t i = 0; i < len; ++i) po[i] = at.alpha * pa[i] + at.beta * pc[i];
     } else {
       for (int64_t i = 0; i < len; ++i) po[i] = at.alpha * pa[i];
     }
-    FinishChunk(out, s, len, po, saturate);
+    return StoreFromFloat(out, s, len, po, saturate);
   });
   ctx.inputs = node_inputs;
   // The op's work: the Vector pass's tiles, then the Cube's.

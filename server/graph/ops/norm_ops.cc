@@ -1,18 +1,20 @@
-// LayerNormalization (axis, epsilon; optional Mean and InvStdDev outputs) and
-// BatchNormalization (inference: running statistics) on the Vector unit, in
-// fp32 with the result rounded once.
+// LayerNormalization (axis, epsilon; optional Mean and InvStdDev outputs),
+// InstanceNormalization, GroupNormalization and BatchNormalization (inference:
+// running statistics) on the Vector unit, in fp32 with the result rounded once.
+// Statistics are one Welford pass (kernels/vector_kernels.h), then one
+// normalising pass.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-#include "kernels/vector_math.h"
-#include "kernels/vector_rows.h"
+#include "absl/strings/str_cat.h"
+#include "kernels/vector_kernels.h"
 #include "server/device/vector_passes.h"
 #include "server/graph/element_access.h"
 #include "server/graph/node_error.h"
 #include "server/graph/ops/builtin_ops.h"
-#include "server/graph/ops/parallel_for.h"
 #include "server/graph/ops/shape_args.h"
+#include "server/graph/ops/vector_chunks.h"
 #include "server/graph/shape_math.h"
 #include "server/graph/vector_tiling.h"
 
@@ -66,6 +68,11 @@ absl::StatusOr<std::vector<TensorType>> InferLayerNorm(InferContext& c) {
   return std::vector<TensorType>{x, {v1::FLOAT32, stats}, {v1::FLOAT32, stats}};
 }
 
+// 1 / sqrt(m2 / n + eps), in double, rounded once.
+float InvStd(const kernels::Moments& m, int64_t n, float eps) {
+  return static_cast<float>(1.0 / std::sqrt(m.m2 / static_cast<double>(n) + static_cast<double>(eps)));
+}
+
 absl::Status RunLayerNorm(RunContext& ctx) {
   const HostTensor& x = *ctx.inputs[0];
   const HostTensor& out = ctx.outputs[0];
@@ -76,34 +83,119 @@ absl::Status RunLayerNorm(RunContext& ctx) {
   for (int64_t d = axis; d < rank; ++d) n *= x.type().shape[d];
   const int64_t rows = n == 0 ? 0 : x.type().elements() / n;
   if (rows == 0) return absl::OkStatus();
-  const std::vector<float> scale = AsFloats(*ctx.inputs[1]);
+  const HostTensor& scale = *ctx.inputs[1];
   const bool has_bias = ctx.inputs.size() > 2 && ctx.inputs[2] != nullptr;
-  const std::vector<float> bias = has_bias ? AsFloats(*ctx.inputs[2]) : std::vector<float>{};
+  const kernels::VecSrc bias = has_bias ? SrcAt(*ctx.inputs[2], 0) : kernels::VecSrc{};
   float* mean_out = ctx.outputs.size() > 1 ? ctx.outputs[1].mutable_as<float>() : nullptr;
   float* inv_out = ctx.outputs.size() > 2 ? ctx.outputs[2].mutable_as<float>() : nullptr;
-  const int64_t tiles = std::min<int64_t>(rows, ctx.preset.vector_unit_cores());
-  ctx.work.tiles.assign(static_cast<size_t>(tiles), device::TileWork{});
   const int64_t bytes = static_cast<int64_t>(ElementSize(x.type().dtype));
   const bool saturate = ctx.preset.fp16_saturation;
-  const bool fp32 = x.type().dtype == v1::FLOAT32;
-  ParallelFor(tiles, [&](int64_t t) {
-    device::TileWork& w = ctx.work.tiles[static_cast<size_t>(t)];
-    w.pipeline_steps = 0;
+  const kernels::VectorKernelSet& k = kernels::VectorKernels();
+  ForEachUnitTile(ctx, rows, [&](device::TileWork& w, int64_t r0, int64_t r1) {
     w.mte2_bytes += static_cast<uint64_t>(n * bytes * (has_bias ? 2 : 1));  // gamma/beta stay in UB
-    thread_local std::vector<float> row, res;
-    row.resize(static_cast<size_t>(n));
-    res.resize(static_cast<size_t>(n));
-    for (int64_t r = rows * t / tiles; r < rows * (t + 1) / tiles; ++r) {
-      const float* in = fp32 ? x.as<float>() + r * n : row.data();
-      if (!fp32) LoadAsFloat(x, r * n, 1, n, row.data());
-      float* o = fp32 ? out.mutable_as<float>() + r * n : res.data();
-      kernels::LayerNormRowF32(in, scale.data(), has_bias ? bias.data() : nullptr, eps, o, static_cast<size_t>(n),
-                               mean_out ? mean_out + r : nullptr, inv_out ? inv_out + r : nullptr);
-      if (!fp32) StoreFromFloat(out, r * n, n, o, saturate);
-      // sum, centre + square + sum, scale, affine (vector_passes.h), in fp32 lanes as CANN normalises.
+    for (int64_t r = r0; r < r1; ++r) {
+      const kernels::Moments m = k.moments(SrcAt(x, r * n), static_cast<size_t>(n));
+      const float mean = static_cast<float>(m.mean), inv_std = InvStd(m, n, eps);
+      w.overflow_elements += k.normalize(SrcAt(x, r * n), DstAt(out, r * n), static_cast<size_t>(n), mean, inv_std,
+                                         SrcAt(scale, 0), bias, saturate);
+      if (mean_out != nullptr) mean_out[r] = mean;
+      if (inv_out != nullptr) inv_out[r] = inv_std;
+      // Welford statistics, then centre, scale, affine (vector_passes.h), in fp32 lanes as CANN normalises.
       w += VectorChunkWork(n, n * bytes, n * bytes, 4, device::VectorPasses(device::VectorKernel::kLayerNormRow));
     }
-    w.pipeline_steps = std::max<uint64_t>(1, w.pipeline_steps);
+  });
+  return absl::OkStatus();
+}
+
+// ---- InstanceNormalization, GroupNormalization ----------------------------------
+
+// x [N, C, ...] normalised over each group of C / groups channels (all spatial
+// positions); scale and bias per channel, or (GroupNormalization opset 18) per
+// group. InstanceNormalization is groups = C.
+struct GroupNormShape {
+  int64_t n = 0, c = 0, spatial = 1, groups = 1;
+  bool per_group_affine = false;
+};
+
+absl::StatusOr<GroupNormShape> GroupNormOf(const InferContext& c, int64_t groups) {
+  const TensorType& x = *c.inputs[0];
+  if (x.shape.size() < 2) return NodeError(c.node, InputLabel(c.node, 0), " needs rank >= 2 (N, C, ...)");
+  const absl::Span<const int64_t> dims(x.shape);
+  auto spatial = CheckedElements(dims.subspan(2), "the spatial dims");
+  if (!spatial.ok()) return AtNode(c.node, spatial.status());
+  // torch normalises no empty group: statistics of no elements are undefined.
+  if (x.shape[1] == 0 || *spatial == 0) {
+    return NodeError(c.node, InputLabel(c.node, 0), " ", ToString(x),
+                     ": only the batch dimension may be 0 (channels and spatial dims need >= 1)");
+  }
+  GroupNormShape g{x.shape[0], x.shape[1], *spatial, groups < 0 ? x.shape[1] : groups};
+  if (g.c % g.groups != 0) {
+    return NodeError(c.node, "attribute \"num_groups\" = ", g.groups, " must divide the ", g.c, " channels");
+  }
+  for (int i = 1; i < 3; ++i) {
+    const int64_t e = c.inputs[i]->elements();
+    if (e == g.c) continue;
+    if (groups >= 0 && e == g.groups) {
+      g.per_group_affine = true;
+      continue;
+    }
+    return NodeError(c.node, InputLabel(c.node, i), " ", ToString(*c.inputs[i]), " must have C = ", g.c,
+                     groups >= 0 ? absl::StrCat(" (or num_groups = ", g.groups, ")") : std::string(), " elements");
+  }
+  return g;
+}
+
+absl::StatusOr<std::vector<TensorType>> InferGroupNorm(InferContext& c, bool instance) {
+  if (instance) {
+    if (auto s = c.attrs.CheckKnown({"epsilon"}); !s.ok()) return s;
+  } else if (auto s = c.attrs.CheckKnown({"epsilon", "num_groups", "stash_type"}); !s.ok()) {
+    return s;
+  }
+  for (int i = 0; i < 3; ++i) {
+    if (auto s = CheckFloat(c, i); !s.ok()) return s;
+  }
+  int64_t groups = -1;
+  if (!instance) {
+    auto g = c.attrs.Int("num_groups", -1);
+    if (!g.ok()) return g.status();
+    if (*g < 1) return NodeError(c.node, "attribute \"num_groups\" is required and must be >= 1");
+    groups = *g;
+  }
+  if (auto g = GroupNormOf(c, groups); !g.ok()) return g.status();
+  return std::vector<TensorType>{*c.inputs[0]};
+}
+
+absl::Status RunGroupNorm(RunContext& ctx, bool instance) {
+  const HostTensor& x = *ctx.inputs[0];
+  const HostTensor& out = ctx.outputs[0];
+  const Shape& s = x.type().shape;
+  int64_t spatial = 1;
+  for (size_t d = 2; d < s.size(); ++d) spatial *= s[d];
+  const int64_t channels = s[1];
+  const int64_t groups = instance ? channels : ctx.attrs.Int("num_groups", 1).value_or(1);
+  const int64_t per_group = channels / groups, span = per_group * spatial;
+  const bool per_group_affine = !instance && ctx.inputs[1]->type().elements() != channels;
+  const float eps = ctx.attrs.Float("epsilon", 1e-5f).value_or(1e-5f);
+  const std::vector<float> scale = AsFloats(*ctx.inputs[1]), bias = AsFloats(*ctx.inputs[2]);
+  const int64_t units = s[0] * groups;
+  if (units == 0 || span == 0) return absl::OkStatus();
+  const int64_t bytes = static_cast<int64_t>(ElementSize(x.type().dtype));
+  const bool saturate = ctx.preset.fp16_saturation;
+  const kernels::VectorKernelSet& k = kernels::VectorKernels();
+  ForEachUnitTile(ctx, units, [&](device::TileWork& w, int64_t u0, int64_t u1) {
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t g = u % groups, base = u * span;
+      const kernels::Moments m = k.moments(SrcAt(x, base), static_cast<size_t>(span));
+      const float mean = static_cast<float>(m.mean), inv_std = InvStd(m, span, eps);
+      for (int64_t ci = 0; ci < per_group; ++ci) {
+        const int64_t c = g * per_group + ci, a = per_group_affine ? g : c;
+        const int64_t off = base + ci * spatial;
+        w.overflow_elements += k.normalize(SrcAt(x, off), DstAt(out, off), static_cast<size_t>(spatial), mean,
+                                           inv_std, {&scale[a], kernels::Storage::kF32, true},
+                                           {&bias[a], kernels::Storage::kF32, true}, saturate);
+      }
+      w += VectorChunkWork(span, span * bytes, span * bytes, 4, device::VectorPasses(device::VectorKernel::kLayerNormRow));
+    }
   });
   return absl::OkStatus();
 }
@@ -141,32 +233,24 @@ absl::Status RunBatchNorm(RunContext& ctx) {
   int64_t spatial = 1;
   for (size_t d = 2; d < s.size(); ++d) spatial *= s[d];
   const int64_t planes = s[0] * channels;
-  // Folded per channel into y = x * a + b: two Vector passes per plane.
+  // Folded per channel into y = fma(x, a, b): two Vector passes per plane.
   std::vector<float> a(static_cast<size_t>(channels)), b(static_cast<size_t>(channels));
   for (int64_t c = 0; c < channels; ++c) {
     a[c] = scale[c] / std::sqrt(var[c] + eps);
     b[c] = bias[c] - mean[c] * a[c];
   }
   if (planes == 0 || spatial == 0) return absl::OkStatus();
-  const int64_t tiles = std::min<int64_t>(planes, ctx.preset.vector_unit_cores());
-  ctx.work.tiles.assign(static_cast<size_t>(tiles), device::TileWork{});
   const int64_t bytes = static_cast<int64_t>(ElementSize(x.type().dtype));
   const bool saturate = ctx.preset.fp16_saturation;
-  ParallelFor(tiles, [&](int64_t t) {
-    device::TileWork& w = ctx.work.tiles[static_cast<size_t>(t)];
-    w.pipeline_steps = 0;
-    thread_local std::vector<float> buf;
-    buf.resize(static_cast<size_t>(spatial));
-    for (int64_t p = planes * t / tiles; p < planes * (t + 1) / tiles; ++p) {
+  const kernels::VectorKernelSet& k = kernels::VectorKernels();
+  ForEachUnitTile(ctx, planes, [&](device::TileWork& w, int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
       const int64_t c = p % channels;
-      LoadAsFloat(x, p * spatial, 1, spatial, buf.data());
-      const float ac = a[c], bc = b[c];
-      for (float& v : buf) v = v * ac + bc;
-      StoreFromFloat(out, p * spatial, spatial, buf.data(), saturate);
+      w.overflow_elements += k.affine(SrcAt(x, p * spatial), DstAt(out, p * spatial), static_cast<size_t>(spatial),
+                                      a[c], b[c], saturate);
       w += VectorChunkWork(spatial, spatial * bytes, spatial * bytes, bytes,
                            device::VectorPasses(device::VectorKernel::kBatchNormAffine));
     }
-    w.pipeline_steps = std::max<uint64_t>(1, w.pipeline_steps);
   });
   return absl::OkStatus();
 }
@@ -194,6 +278,17 @@ void RegisterNormOps(OpRegistry& r) {
   bn.infer = InferBatchNorm;
   bn.run = RunBatchNorm;
   r.Register(std::move(bn));
+  for (bool instance : {true, false}) {
+    OpDef g;
+    g.name = instance ? "InstanceNormalization" : "GroupNormalization";
+    g.units = "Vector, MTE2, MTE3";
+    g.task_type = device::TaskType::kAiVectorCore;
+    g.dtypes = {v1::FLOAT16, v1::FLOAT32};
+    g.min_inputs = g.max_inputs = 3;
+    g.infer = [instance](InferContext& c) { return InferGroupNorm(c, instance); };
+    g.run = [instance](RunContext& c) { return RunGroupNorm(c, instance); };
+    r.Register(std::move(g));
+  }
 }
 
 }  // namespace npu::graph::ops

@@ -1,16 +1,19 @@
 // MaxPool, AveragePool (2-D, NCHW; kernel_shape, strides, pads, dilations for
 // MaxPool, ceil_mode, count_include_pad) and GlobalAveragePool (any spatial
-// rank) on the Vector unit: each output row is built by one Vector pass per
-// kernel tap over the input rows in UB.
+// rank) on the Vector unit. A pooled plane is loaded into UB padded (and split
+// by the horizontal stride), then each output row is built by one Vector pass
+// per kernel tap (kernels/stencil.h).
 #include <algorithm>
 #include <limits>
 #include <vector>
 
+#include "kernels/stencil.h"
+#include "kernels/vector_kernels.h"
 #include "server/device/vector_passes.h"
 #include "server/graph/element_access.h"
 #include "server/graph/node_error.h"
 #include "server/graph/ops/builtin_ops.h"
-#include "server/graph/ops/parallel_for.h"
+#include "server/graph/ops/vector_chunks.h"
 #include "server/graph/shape_math.h"
 #include "server/graph/vector_tiling.h"
 
@@ -23,20 +26,6 @@ struct PoolGeometry {
   int64_t oh = 0, ow = 0;
   bool include_pad = false;
 };
-
-// Taps k in [begin, end) of a window starting at `start` (stride `dilation`)
-// that land in [0, extent). Offsets are bounded by the padded extent
-// (CheckedWindowOutput), so nothing here overflows.
-struct TapRange {
-  int64_t begin = 0, end = 0;
-};
-TapRange TapsInside(int64_t start, int64_t kernel, int64_t dilation, int64_t extent) {
-  TapRange r;
-  r.begin = start >= 0 ? 0 : (-start + dilation - 1) / dilation;
-  r.end = start >= extent ? 0 : std::min(kernel, (extent - 1 - start) / dilation + 1);
-  r.end = std::max(r.end, r.begin);
-  return r;
-}
 
 absl::StatusOr<PoolGeometry> Geometry(const v1::Node& node, const NodeAttributes& attrs, const Shape& x, bool max) {
   if (x.size() != 4) {
@@ -111,6 +100,22 @@ absl::StatusOr<std::vector<TensorType>> InferPool(InferContext& c, bool max) {
   return std::vector<TensorType>{{x.dtype, {x.shape[0], x.shape[1], g->oh, g->ow}}};
 }
 
+// AveragePool's divisor per output position: torch's, the window clipped to
+// the padded input (count_include_pad) or to the input itself.
+std::vector<float> AverageDivisors(const PoolGeometry& g, int64_t h, int64_t w) {
+  std::vector<float> d(static_cast<size_t>(g.oh * g.ow));
+  for (int64_t oy = 0; oy < g.oh; ++oy) {
+    for (int64_t ox = 0; ox < g.ow; ++ox) {
+      const int64_t y0 = oy * g.sh - g.pt, x0 = ox * g.sw - g.pl;
+      const int64_t y1 = std::min(y0 + g.kh, h + g.pb), x1 = std::min(x0 + g.kw, w + g.pr);
+      const int64_t inside = std::max<int64_t>(0, std::min(y0 + g.kh, h) - std::max<int64_t>(y0, 0)) *
+                             std::max<int64_t>(0, std::min(x0 + g.kw, w) - std::max<int64_t>(x0, 0));
+      d[oy * g.ow + ox] = static_cast<float>(g.include_pad ? (y1 - y0) * (x1 - x0) : std::max<int64_t>(inside, 1));
+    }
+  }
+  return d;
+}
+
 absl::Status RunPool(RunContext& ctx, bool max) {
   const HostTensor& x = *ctx.inputs[0];
   const HostTensor& out = ctx.outputs[0];
@@ -120,50 +125,39 @@ absl::Status RunPool(RunContext& ctx, bool max) {
   const PoolGeometry& g = *geo;
   const int64_t h = s[2], w = s[3], planes = s[0] * s[1];
   if (planes == 0 || g.oh == 0 || g.ow == 0) return absl::OkStatus();
-  const int64_t tiles = std::min<int64_t>(planes, ctx.preset.vector_unit_cores());
-  ctx.work.tiles.assign(static_cast<size_t>(tiles), device::TileWork{});
+  kernels::StencilShape st;
+  st.h = h, st.w = w, st.oh = g.oh, st.ow = g.ow, st.kh = g.kh, st.kw = g.kw;
+  st.sh = g.sh, st.sw = g.sw, st.dh = g.dh, st.dw = g.dw, st.pt = g.pt, st.pl = g.pl;
+  const std::vector<float> divisors = max ? std::vector<float>{} : AverageDivisors(g, h, w);
+  const float pad = max ? -std::numeric_limits<float>::infinity() : 0.0f;
   const int64_t bytes = static_cast<int64_t>(ElementSize(x.type().dtype));
   const bool saturate = ctx.preset.fp16_saturation;
-  ParallelFor(tiles, [&](int64_t t) {
-    device::TileWork& work = ctx.work.tiles[static_cast<size_t>(t)];
-    work.pipeline_steps = 0;
-    thread_local std::vector<float> in, res;
-    in.resize(static_cast<size_t>(h * w));
-    res.resize(static_cast<size_t>(g.oh * g.ow));
-    for (int64_t p = planes * t / tiles; p < planes * (t + 1) / tiles; ++p) {
-      LoadAsFloat(x, p * h * w, 1, h * w, in.data());
-      for (int64_t oy = 0; oy < g.oh; ++oy) {
-        for (int64_t ox = 0; ox < g.ow; ++ox) {
-          const int64_t y0 = oy * g.sh - g.pt, x0 = ox * g.sw - g.pl;
-          float acc = max ? -std::numeric_limits<float>::infinity() : 0.0f;
-          int64_t count = 0;
-          // Only the taps that land in the input: a kernel (an attribute) may be far larger than it.
-          const TapRange ys = TapsInside(y0, g.kh, g.dh, h), xs = TapsInside(x0, g.kw, g.dw, w);
-          for (int64_t ky = ys.begin; ky < ys.end; ++ky) {
-            const int64_t iy = y0 + ky * g.dh;
-            for (int64_t kx = xs.begin; kx < xs.end; ++kx) {
-              const int64_t ix = x0 + kx * g.dw;
-              const float v = in[iy * w + ix];
-              acc = max ? ((v > acc || v != v) ? v : acc) : acc + v;
-              ++count;
-            }
-          }
-          if (!max) {
-            // torch's divisor: the window clipped to the padded input, or to the input itself.
-            const int64_t y1 = std::min(y0 + g.kh, h + g.pb), x1 = std::min(x0 + g.kw, w + g.pr);
-            const int64_t padded = (y1 - y0) * (x1 - x0);
-            acc /= static_cast<float>(g.include_pad ? padded : std::max<int64_t>(count, 1));
-          }
-          res[oy * g.ow + ox] = acc;
-        }
-        // One Vector pass per kernel tap over the output row, in the input type's lanes.
-        work += VectorChunkWork(g.ow, 0, 0, bytes, g.kh * g.kw * device::VectorPasses(device::VectorKernel::kPoolTap));
+  const bool fp16 = x.type().dtype == v1::FLOAT16;
+  const kernels::VectorKernelSet& k = kernels::VectorKernels();
+  const kernels::StencilOp op = max ? kernels::StencilOp::kMax : kernels::StencilOp::kSum;
+  const bool padded_plane = kernels::PaddingIsCheap(st);
+  ForEachUnitTile(ctx, planes, [&](device::TileWork& work, int64_t p0, int64_t p1) {
+    thread_local std::vector<float> buf, res;
+    buf.resize(static_cast<size_t>(padded_plane ? st.PlaneFloats() : h * w));
+    for (int64_t p = p0; p < p1; ++p) {
+      const void* plane = fp16 ? static_cast<const void*>(x.as<kernels::half_bits>() + p * h * w)
+                               : static_cast<const void*>(x.as<float>() + p * h * w);
+      if (padded_plane) {
+        kernels::PadPlane(st, plane, fp16, pad, buf.data());
+        work.overflow_elements += k.stencil(op, st, buf.data(), 1, nullptr, pad, max ? nullptr : divisors.data(),
+                                            DstAt(out, p * g.oh * g.ow), saturate);
+      } else {  // a kernel far larger than the input: only its taps inside
+        LoadAsFloat(x, p * h * w, 1, h * w, buf.data());
+        res.resize(static_cast<size_t>(g.oh * g.ow));
+        const float* in = buf.data();
+        kernels::StencilSkippingPadding(op, st, &in, 1, nullptr, pad, max ? nullptr : divisors.data(), res.data());
+        work.overflow_elements += StoreFromFloat(out, p * g.oh * g.ow, g.oh * g.ow, res.data(), saturate);
       }
-      StoreFromFloat(out, p * g.oh * g.ow, g.oh * g.ow, res.data(), saturate);
-      work.mte2_bytes += static_cast<uint64_t>(h * w * bytes);
-      work.mte3_bytes += static_cast<uint64_t>(g.oh * g.ow * bytes);
+      // One Vector pass per kernel tap over the output plane, in the input type's lanes.
+      device::TileWork plane_work = VectorChunkWork(g.oh * g.ow, h * w * bytes, g.oh * g.ow * bytes, bytes,
+                                                    g.kh * g.kw * device::VectorPasses(device::VectorKernel::kPoolTap));
+      work += plane_work;
     }
-    work.pipeline_steps = std::max<uint64_t>(1, work.pipeline_steps);
   });
   return absl::OkStatus();
 }
@@ -186,24 +180,16 @@ absl::Status RunGlobalAvg(RunContext& ctx) {
   const int64_t spatial = planes == 0 ? 0 : x.type().elements() / planes;
   if (planes == 0) return absl::OkStatus();
   std::vector<float> res(static_cast<size_t>(planes));
-  const int64_t tiles = std::min<int64_t>(planes, ctx.preset.vector_unit_cores());
-  ctx.work.tiles.assign(static_cast<size_t>(tiles), device::TileWork{});
   const int64_t bytes = static_cast<int64_t>(ElementSize(x.type().dtype));
-  ParallelFor(tiles, [&](int64_t t) {
-    device::TileWork& w = ctx.work.tiles[static_cast<size_t>(t)];
-    w.pipeline_steps = 0;
-    thread_local std::vector<float> buf;
-    buf.resize(static_cast<size_t>(spatial));
-    for (int64_t p = planes * t / tiles; p < planes * (t + 1) / tiles; ++p) {
-      LoadAsFloat(x, p * spatial, 1, spatial, buf.data());
-      float sum = 0.0f;
-      for (float v : buf) sum += v;
+  const kernels::VectorKernelSet& k = kernels::VectorKernels();
+  ForEachUnitTile(ctx, planes, [&](device::TileWork& w, int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const float sum = k.reduce(kernels::ReduceKind::kSum, SrcAt(x, p * spatial), static_cast<size_t>(spatial));
       res[p] = sum / static_cast<float>(spatial);  // no pixels: NaN, the mean of nothing (as torch)
       w += VectorChunkWork(spatial, spatial * bytes, bytes, 4, device::VectorPasses(device::VectorKernel::kReduce));
     }
-    w.pipeline_steps = std::max<uint64_t>(1, w.pipeline_steps);
+    w.overflow_elements += StoreFromFloat(out, p0, p1 - p0, res.data() + p0, ctx.preset.fp16_saturation);
   });
-  StoreFromFloat(out, 0, planes, res.data(), ctx.preset.fp16_saturation);
   return absl::OkStatus();
 }
 

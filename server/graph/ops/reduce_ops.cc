@@ -6,12 +6,13 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/vector_kernels.h"
 #include "server/device/vector_passes.h"
 #include "server/graph/element_access.h"
 #include "server/graph/node_error.h"
 #include "server/graph/ops/builtin_ops.h"
-#include "server/graph/ops/parallel_for.h"
 #include "server/graph/ops/shape_args.h"
+#include "server/graph/ops/vector_chunks.h"
 #include "server/graph/vector_tiling.h"
 
 namespace npu::graph::ops {
@@ -85,34 +86,20 @@ absl::StatusOr<std::vector<TensorType>> InferReduce(InferContext& c, Reduce kind
   return std::vector<TensorType>{{kind == Reduce::kArgMax ? v1::INT64 : x.dtype, p->out}};
 }
 
-absl::Status RunReduce(RunContext& ctx, Reduce kind) {
+// ArgMax: the index of the first (select_last_index: last) maximum along the
+// axis; a NaN first element wins, later NaNs are skipped (scalar: a search).
+absl::Status RunArgMax(RunContext& ctx) {
   const HostTensor& x = *ctx.inputs[0];
   const HostTensor& out = ctx.outputs[0];
   const Shape& in = x.type().shape;
-  auto plan = PlanReduce(ctx.node, ctx.attrs, in, kind, ctx.inputs.size() > 1 ? ctx.inputs[1] : nullptr);
+  auto plan = PlanReduce(ctx.node, ctx.attrs, in, Reduce::kArgMax, nullptr);
   if (!plan.ok()) return plan.status();
   const bool last_index = ctx.attrs.Int("select_last_index", 0).value_or(0) != 0;
-  const int rank = static_cast<int>(in.size());
-  const auto strides = RowMajorStrides(in);
-  // Offsets of one output's slice (reduced dims) and of each output's base (kept dims).
-  std::vector<int64_t> slice{0};
-  Shape kept_shape;
-  std::vector<int64_t> kept_strides;
-  for (int d = 0; d < rank; ++d) {
-    if (plan->reduced[d]) {
-      std::vector<int64_t> next;
-      next.reserve(slice.size() * in[d]);
-      for (int64_t base : slice) {
-        for (int64_t i = 0; i < in[d]; ++i) next.push_back(base + i * strides[d]);
-      }
-      slice = std::move(next);
-    } else {
-      kept_shape.push_back(in[d]);
-      kept_strides.push_back(strides[d]);
-    }
-  }
-  const int64_t outputs = out.type().elements();
-  const int64_t len = static_cast<int64_t>(slice.size());
+  int64_t axis = 0;
+  while (!plan->reduced[axis]) ++axis;
+  const int64_t len = in[axis];
+  int64_t inner = 1;
+  for (size_t d = static_cast<size_t>(axis) + 1; d < in.size(); ++d) inner *= in[d];
   // Widen the input once (the MTE2 load into UB converts fp16 to fp32).
   std::vector<float> widened;
   const float* src = nullptr;
@@ -123,56 +110,144 @@ absl::Status RunReduce(RunContext& ctx, Reduce kind) {
     LoadAsFloat(x, 0, 1, x.type().elements(), widened.data());
     src = widened.data();
   }
-  std::vector<float> result(static_cast<size_t>(outputs));
-  std::vector<int64_t> arg(kind == Reduce::kArgMax ? static_cast<size_t>(outputs) : 0);
-  const int64_t tiles = std::max<int64_t>(1, std::min<int64_t>(outputs, ctx.preset.vector_unit_cores()));
-  ctx.work.tiles.assign(static_cast<size_t>(tiles), device::TileWork{});
+  const int64_t outputs = out.type().elements();
+  int64_t* arg = out.mutable_as<int64_t>();
   const int64_t in_bytes = static_cast<int64_t>(ElementSize(x.type().dtype));
-  ParallelFor(tiles, [&](int64_t t) {
-    device::TileWork& w = ctx.work.tiles[static_cast<size_t>(t)];
-    w.pipeline_steps = 0;
-    for (int64_t o = outputs * t / tiles; o < outputs * (t + 1) / tiles; ++o) {
-      int64_t base = 0, rem = o;
-      for (int d = static_cast<int>(kept_shape.size()) - 1; d >= 0; --d) {
-        base += (rem % kept_shape[d]) * kept_strides[d];
-        rem /= kept_shape[d];
-      }
-      const float* s = src + base;
-      float acc = kind == Reduce::kMax || kind == Reduce::kArgMax ? -std::numeric_limits<float>::infinity()
-                  : kind == Reduce::kMin                          ? std::numeric_limits<float>::infinity()
-                                                                  : 0.0f;
+  ForEachUnitTile(ctx, outputs, [&](device::TileWork& w, int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o) {
+      const float* s = src + (o / inner) * len * inner + o % inner;
+      float acc = -std::numeric_limits<float>::infinity();
       int64_t best = 0;
       for (int64_t i = 0; i < len; ++i) {
-        const float v = s[slice[i]];
-        switch (kind) {
-          case Reduce::kSum: case Reduce::kMean: acc += v; break;
-          case Reduce::kMax: acc = (v > acc || v != v) ? v : acc; break;
-          case Reduce::kMin: acc = (v < acc || v != v) ? v : acc; break;
-          case Reduce::kArgMax:
-            if (v > acc || (last_index && v == acc) || (i == 0)) acc = v, best = i;
-            break;
-        }
+        const float v = s[i * inner];
+        if (v > acc || (last_index && v == acc) || i == 0) acc = v, best = i;
       }
-      if (kind == Reduce::kMean) acc = len ? acc / static_cast<float>(len) : std::numeric_limits<float>::quiet_NaN();
-      result[o] = acc;
-      if (kind == Reduce::kArgMax) {
-        // The index along the (single) reduced axis: slice entries step by its stride.
-        arg[o] = len ? slice[best] / std::max<int64_t>(1, slice.size() > 1 ? slice[1] : 1) : 0;
-      }
+      arg[o] = best;
       w += VectorChunkWork(len, len * in_bytes, 0, 4, device::VectorPasses(device::VectorKernel::kReduce));
     }
-    w.mte3_bytes += static_cast<uint64_t>((outputs * (t + 1) / tiles - outputs * t / tiles) *
-                                          static_cast<int64_t>(ElementSize(out.type().dtype)));
-    w.pipeline_steps = std::max<uint64_t>(1, w.pipeline_steps);
+    w.mte3_bytes += static_cast<uint64_t>((o1 - o0) * 8);
   });
-  if (kind == Reduce::kArgMax) {
-    std::copy(arg.begin(), arg.end(), out.mutable_as<int64_t>());
-  } else if (out.type().dtype == v1::INT32) {
-    std::vector<int32_t> ints(result.begin(), result.end());
-    StoreFromInt32(out, 0, outputs, ints.data());
-  } else {
-    StoreFromFloat(out, 0, outputs, result.data(), ctx.preset.fp16_saturation);
+  return absl::OkStatus();
+}
+
+// The input as dims merged into runs of kept or reduced dims (size-1 dims
+// dropped), row-major; never empty.
+struct DimGroup {
+  int64_t size;
+  bool reduced;
+};
+
+std::vector<DimGroup> MergedGroups(const Shape& in, const std::vector<bool>& reduced) {
+  std::vector<DimGroup> groups;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (in[d] == 1) continue;
+    if (!groups.empty() && groups.back().reduced == reduced[d]) {
+      groups.back().size *= in[d];
+    } else {
+      groups.push_back({in[d], static_cast<bool>(reduced[d])});
+    }
   }
+  if (groups.empty()) groups.push_back({1, false});
+  return groups;
+}
+
+// Offsets (row-major over `groups`) of every index combination of the groups
+// whose `reduced` flag is `want`, leaving out group `skip`; in index order.
+std::vector<int64_t> OffsetsOf(const std::vector<DimGroup>& groups, bool want, size_t skip) {
+  std::vector<int64_t> strides(groups.size());
+  int64_t stride = 1;
+  for (size_t g = groups.size(); g-- > 0;) strides[g] = stride, stride *= groups[g].size;
+  std::vector<int64_t> offs{0};
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if (groups[g].reduced != want || g == skip) continue;
+    std::vector<int64_t> next;
+    next.reserve(offs.size() * static_cast<size_t>(groups[g].size));
+    for (int64_t base : offs) {
+      for (int64_t i = 0; i < groups[g].size; ++i) next.push_back(base + i * strides[g]);
+    }
+    offs = std::move(next);
+  }
+  return offs;
+}
+
+kernels::ReduceKind KernelKind(Reduce kind) {
+  return kind == Reduce::kMax ? kernels::ReduceKind::kMax
+         : kind == Reduce::kMin ? kernels::ReduceKind::kMin
+                                : kernels::ReduceKind::kSum;
+}
+
+// Sum, mean, max or min. When the innermost merged dim is reduced, each output
+// reduces contiguous runs (a row kernel); when it is kept, a block of
+// contiguous outputs accumulates one input slice after another (vectorised
+// across the outputs). Either way each output's order is fixed by the shape.
+absl::Status RunReduce(RunContext& ctx, Reduce kind) {
+  const HostTensor& x = *ctx.inputs[0];
+  const HostTensor& out = ctx.outputs[0];
+  auto plan = PlanReduce(ctx.node, ctx.attrs, x.type().shape, kind, ctx.inputs.size() > 1 ? ctx.inputs[1] : nullptr);
+  if (!plan.ok()) return plan.status();
+  const std::vector<DimGroup> groups = MergedGroups(x.type().shape, plan->reduced);
+  const bool rows = groups.back().reduced;
+  const int64_t inner = groups.back().size;
+  const size_t last = groups.size() - 1;
+  // rows: run offsets within an output's slice and each output's base; else
+  // the reduced offsets and each block of `inner` outputs' base.
+  const std::vector<int64_t> reduced_offs = OffsetsOf(groups, true, rows ? last : groups.size());
+  const std::vector<int64_t> bases = OffsetsOf(groups, false, rows ? groups.size() : last);
+  int64_t count = 1;
+  for (const DimGroup& g : groups) count *= g.reduced ? g.size : 1;
+  if (x.type().elements() == 0) count = 0;
+  // Integer tensors are widened once; float tensors are read in place.
+  std::vector<float> widened;
+  HostTensor src = x;
+  if (!IsFloat(x.type().dtype)) {
+    widened.resize(static_cast<size_t>(x.type().elements()));
+    LoadAsFloat(x, 0, 1, x.type().elements(), widened.data());
+    src = HostTensor({v1::FLOAT32, x.type().shape}, nullptr, reinterpret_cast<const std::byte*>(widened.data()));
+  }
+  const int64_t outputs = out.type().elements();
+  std::vector<float> result(static_cast<size_t>(outputs));
+  const kernels::ReduceKind kk = KernelKind(kind);
+  const float init = kind == Reduce::kMax ? -std::numeric_limits<float>::infinity()
+                     : kind == Reduce::kMin ? std::numeric_limits<float>::infinity()
+                                            : 0.0f;
+  const kernels::VectorKernelSet& k = kernels::VectorKernels();
+  const int64_t units = count == 0 ? outputs : static_cast<int64_t>(bases.size());
+  const int64_t in_bytes = static_cast<int64_t>(ElementSize(x.type().dtype));
+  const int64_t out_bytes = static_cast<int64_t>(ElementSize(out.type().dtype));
+  ForEachUnitTile(ctx, units, [&](device::TileWork& w, int64_t u0, int64_t u1) {
+    for (int64_t u = u0; u < u1 && count > 0; ++u) {
+      if (rows) {
+        float acc = init;
+        for (int64_t ro : reduced_offs) {
+          const float v = k.reduce(kk, SrcAt(src, bases[u] + ro), static_cast<size_t>(inner));
+          acc = kind == Reduce::kSum || kind == Reduce::kMean ? acc + v : ((kind == Reduce::kMax ? v > acc : v < acc) || v != v) ? v : acc;
+        }
+        result[u] = acc;
+      } else {
+        float* acc = result.data() + u * inner;
+        std::fill_n(acc, inner, init);
+        for (int64_t ro : reduced_offs) k.reduce_into(kk, SrcAt(src, bases[u] + ro), acc, static_cast<size_t>(inner));
+      }
+      const int64_t elems = count * (rows ? 1 : inner);
+      w += VectorChunkWork(elems, elems * in_bytes, 0, 4, device::VectorPasses(device::VectorKernel::kReduce));
+    }
+    // The tile's outputs, rounded once (a mean divides first).
+    const int64_t o0 = count == 0 ? u0 : (rows ? u0 : u0 * inner), o1 = count == 0 ? u1 : (rows ? u1 : u1 * inner);
+    for (int64_t o = o0; o < o1; ++o) {
+      if (kind == Reduce::kMean) {
+        result[o] = count ? result[o] / static_cast<float>(count) : std::numeric_limits<float>::quiet_NaN();
+      } else if (count == 0) {
+        result[o] = init;
+      }
+    }
+    if (out.type().dtype == v1::INT32) {
+      std::vector<int32_t> ints(result.begin() + o0, result.begin() + o1);
+      StoreFromInt32(out, o0, o1 - o0, ints.data());
+    } else {
+      w.overflow_elements += StoreFromFloat(out, o0, o1 - o0, result.data() + o0, ctx.preset.fp16_saturation);
+    }
+    w.mte3_bytes += static_cast<uint64_t>((o1 - o0) * out_bytes);
+  });
   return absl::OkStatus();
 }
 
@@ -184,7 +259,7 @@ OpDef ReduceDef(std::string name, Reduce kind) {
   d.dtypes = {v1::FLOAT16, v1::FLOAT32, v1::INT32};
   d.max_inputs = kind == Reduce::kArgMax ? 1 : 2;
   d.infer = [kind](InferContext& c) { return InferReduce(c, kind); };
-  d.run = [kind](RunContext& c) { return RunReduce(c, kind); };
+  d.run = [kind](RunContext& c) { return kind == Reduce::kArgMax ? RunArgMax(c) : RunReduce(c, kind); };
   return d;
 }
 

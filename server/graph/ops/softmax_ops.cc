@@ -1,17 +1,16 @@
-// Softmax and LogSoftmax (opset 13: one axis, default -1) on the Vector unit:
-// each row along the axis is one UB-resident block (max, exp, sum, scale).
-// Rows along an inner axis are gathered with a stride first (MTE2 does strided
-// loads), so every layout runs the same row kernel.
+// Softmax and LogSoftmax (opset 13: one axis, default -1) on the Vector unit.
+// Along the last axis each row runs the online softmax kernel (one max/sum
+// pass over blocks, one write pass); along an inner axis, blocks of up to 64
+// softmaxes run side by side, one per lane (kernels/vector_kernels.h).
 #include <algorithm>
 #include <vector>
 
-#include "kernels/vector_rows.h"
+#include "kernels/vector_kernels.h"
 #include "server/device/vector_passes.h"
-#include "server/graph/element_access.h"
 #include "server/graph/node_error.h"
 #include "server/graph/ops/builtin_ops.h"
-#include "server/graph/ops/parallel_for.h"
 #include "server/graph/ops/shape_args.h"
+#include "server/graph/ops/vector_chunks.h"
 #include "server/graph/vector_tiling.h"
 
 namespace npu::graph::ops {
@@ -30,6 +29,10 @@ absl::StatusOr<std::vector<TensorType>> InferSoftmax(InferContext& c) {
   return std::vector<TensorType>{x};
 }
 
+// Softmaxes over an inner axis run side by side in blocks of this many (one
+// per Vector lane group), each block's exponentials staying in UB.
+constexpr int64_t kColumnBlock = 64;
+
 absl::Status RunSoftmax(RunContext& ctx, bool log) {
   const HostTensor& x = *ctx.inputs[0];
   const HostTensor& out = ctx.outputs[0];
@@ -39,36 +42,34 @@ absl::Status RunSoftmax(RunContext& ctx, bool log) {
   const int64_t len = rank == 0 ? 1 : s[axis];
   int64_t inner = 1;
   for (int64_t d = axis + 1; d < rank; ++d) inner *= s[d];
-  const int64_t rows = len == 0 ? 0 : x.type().elements() / len;
-  if (rows == 0) return absl::OkStatus();
-  const int64_t tiles = std::min<int64_t>(rows, ctx.preset.vector_unit_cores());
-  ctx.work.tiles.assign(static_cast<size_t>(tiles), device::TileWork{});
+  if (len == 0 || x.type().elements() == 0) return absl::OkStatus();
+  const int64_t outer = x.type().elements() / (len * inner);
+  // A unit of work: one row along the last axis, or one block of columns.
+  const int64_t blocks_per_outer = inner == 1 ? 1 : (inner + kColumnBlock - 1) / kColumnBlock;
+  const int64_t units = outer * blocks_per_outer;
   const int64_t in_bytes = static_cast<int64_t>(ElementSize(x.type().dtype));
   const bool saturate = ctx.preset.fp16_saturation;
-  const bool direct = inner == 1 && x.type().dtype == v1::FLOAT32;
-  ParallelFor(tiles, [&](int64_t t) {
-    device::TileWork& w = ctx.work.tiles[static_cast<size_t>(t)];
-    w.pipeline_steps = 0;
-    thread_local std::vector<float> row, res;
-    row.resize(static_cast<size_t>(len));
-    res.resize(static_cast<size_t>(len));
-    for (int64_t r = rows * t / tiles; r < rows * (t + 1) / tiles; ++r) {
-      const int64_t base = (r / inner) * len * inner + r % inner;
-      if (direct) {
-        kernels::SoftmaxRowF32(x.as<float>() + base, out.mutable_as<float>() + base, len, log);
-      } else if (inner == 1) {
-        LoadAsFloat(x, base, 1, len, row.data());
-        kernels::SoftmaxRowF32(row.data(), res.data(), len, log);
-        StoreFromFloat(out, base, len, res.data(), saturate);
+  const kernels::VectorKernelSet& k = kernels::VectorKernels();
+  ForEachUnitTile(ctx, units, [&](device::TileWork& w, int64_t u0, int64_t u1) {
+    thread_local std::vector<float> scratch;
+    scratch.resize(inner == 1 ? kernels::SoftmaxScratchFloats(static_cast<size_t>(len))
+                              : static_cast<size_t>(len * kColumnBlock));
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t o = u / blocks_per_outer, j0 = (u % blocks_per_outer) * kColumnBlock;
+      const int64_t width = inner == 1 ? 1 : std::min(kColumnBlock, inner - j0);
+      const int64_t base = o * len * inner + j0;
+      if (inner == 1) {
+        w.overflow_elements += k.softmax_row(SrcAt(x, base), DstAt(out, base), static_cast<size_t>(len), log,
+                                             saturate, scratch.data());
       } else {
-        for (int64_t i = 0; i < len; ++i) LoadAsFloat(x, base + i * inner, 1, 1, &row[i]);
-        kernels::SoftmaxRowF32(row.data(), res.data(), len, log);
-        for (int64_t i = 0; i < len; ++i) StoreFromFloat(out, base + i * inner, 1, &res[i], saturate);
+        w.overflow_elements += k.softmax_columns(SrcAt(x, base), DstAt(out, base), static_cast<size_t>(len),
+                                                 static_cast<size_t>(inner), static_cast<size_t>(width), log,
+                                                 saturate, scratch.data());
       }
-      // max, subtract + exp, sum, scale (vector_passes.h), in fp32 lanes.
-      w += VectorChunkWork(len, len * in_bytes, len * in_bytes, 4, device::VectorPasses(device::VectorKernel::kSoftmaxRow));
+      // the online max/sum pass and the write pass (vector_passes.h), in fp32 lanes.
+      w += VectorChunkWork(len * width, len * width * in_bytes, len * width * in_bytes, 4,
+                           device::VectorPasses(device::VectorKernel::kSoftmaxRow));
     }
-    w.pipeline_steps = std::max<uint64_t>(1, w.pipeline_steps);
   });
   return absl::OkStatus();
 }

@@ -1,0 +1,17 @@
+// What the Vector kernel bodies (vector_*_body.h) use, included by each ISA's TU
+// before its anonymous namespace: the bodies themselves are included inside it
+// and must not include anything.
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "kernels/fp16.h"
+#include "kernels/trig_reduction.h"
+#include "kernels/vector_kernel_sets.h"
+#include "kernels/vector_math_coeffs.h"

@@ -1,0 +1,84 @@
+#include "server/graph/ops/grouped_conv.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "kernels/stencil.h"
+#include "kernels/vector_kernels.h"
+#include "server/device/vector_passes.h"
+#include "server/graph/element_access.h"
+#include "server/graph/ops/vector_chunks.h"
+#include "server/graph/vector_tiling.h"
+
+namespace npu::graph::ops {
+
+absl::Status RunGroupedConv(RunContext& ctx, const GroupedConvShape& g) {
+  const HostTensor& x = *ctx.inputs[0];
+  const HostTensor& wt = *ctx.inputs[1];
+  const HostTensor* bias_t = ctx.inputs.size() > 2 ? ctx.inputs[2] : nullptr;
+  const HostTensor& out = ctx.outputs[0];
+  ctx.work.task_type = device::TaskType::kAiVectorCore;
+  const int64_t cg = g.c / g.group, mg = g.m / g.group, taps = cg * g.kh * g.kw;
+  const int64_t planes = g.n * g.m;
+  if (planes == 0 || g.oh == 0 || g.ow == 0) return absl::OkStatus();
+  std::vector<float> weights(static_cast<size_t>(wt.type().elements())), bias(static_cast<size_t>(g.m), 0.0f);
+  LoadAsFloat(wt, 0, 1, wt.type().elements(), weights.data());
+  if (bias_t != nullptr) LoadAsFloat(*bias_t, 0, 1, g.m, bias.data());
+  for (float& b : bias) b += 0.0f;  // -0 -> +0: then a sum never is -0 and skipped zero taps change nothing
+  kernels::StencilShape s;
+  s.h = g.h, s.w = g.w, s.oh = g.oh, s.ow = g.ow, s.kh = g.kh, s.kw = g.kw;
+  s.sh = g.sh, s.sw = g.sw, s.dh = g.dh, s.dw = g.dw, s.pt = g.pt, s.pl = g.pl;
+  const bool fp16_in = x.type().dtype == v1::FLOAT16;
+  const int64_t x_elem = static_cast<int64_t>(ElementSize(x.type().dtype));
+  const int64_t o_elem = static_cast<int64_t>(ElementSize(out.type().dtype));
+  const bool saturate = ctx.preset.fp16_saturation;
+  const kernels::VectorKernelSet& k = kernels::VectorKernels();
+  const bool padded_planes = kernels::PaddingIsCheap(s);
+  const int64_t plane_floats = padded_planes ? s.PlaneFloats() : g.h * g.w;
+  ForEachUnitTile(ctx, planes, [&](device::TileWork& w, int64_t p0, int64_t p1) {
+    w.mte2_bytes += static_cast<uint64_t>(weights.size() * ElementSize(wt.type().dtype));  // weights stay in UB
+    thread_local std::vector<float> buf, res;
+    buf.resize(static_cast<size_t>(cg * plane_floats));
+    int64_t loaded = -1;  // (image, group) whose planes `buf` holds: a channel multiplier reuses them
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t img = p / g.m, mo = p % g.m, grp = mo / mg;
+      uint64_t in_bytes = 0;
+      if (img * g.group + grp != loaded) {
+        loaded = img * g.group + grp;
+        for (int64_t ci = 0; ci < cg; ++ci) {
+          const int64_t offset = ((img * g.c) + grp * cg + ci) * g.h * g.w;
+          float* dst = buf.data() + ci * plane_floats;
+          if (!padded_planes) {
+            LoadAsFloat(x, offset, 1, g.h * g.w, dst);
+            continue;
+          }
+          const void* plane = fp16_in ? static_cast<const void*>(x.as<kernels::half_bits>() + offset)
+                                      : static_cast<const void*>(x.as<float>() + offset);
+          kernels::PadPlane(s, plane, fp16_in, 0.0f, dst);
+        }
+        in_bytes = static_cast<uint64_t>(cg * g.h * g.w * x_elem);
+      }
+      if (padded_planes) {
+        w.overflow_elements += k.stencil(kernels::StencilOp::kWeighted, s, buf.data(), static_cast<size_t>(cg),
+                                         weights.data() + mo * taps, bias[mo], nullptr, DstAt(out, p * g.oh * g.ow),
+                                         saturate);
+      } else {  // a kernel, pad or dilation far larger than the input: only the taps inside it
+        thread_local std::vector<const float*> in;
+        in.resize(static_cast<size_t>(cg));
+        for (int64_t ci = 0; ci < cg; ++ci) in[ci] = buf.data() + ci * plane_floats;
+        res.resize(static_cast<size_t>(g.oh * g.ow));
+        kernels::StencilSkippingPadding(kernels::StencilOp::kWeighted, s, in.data(), static_cast<size_t>(cg),
+                                        weights.data() + mo * taps, bias[mo], nullptr, res.data());
+        w.overflow_elements += StoreFromFloat(out, p * g.oh * g.ow, g.oh * g.ow, res.data(), saturate);
+      }
+      // One multiply-add pass over the output plane per input channel and tap, in fp32 lanes.
+      device::TileWork plane_work = VectorChunkWork(g.oh * g.ow, 0, g.oh * g.ow * o_elem, 4,
+                                                    taps * device::VectorPasses(device::VectorKernel::kConvTap));
+      plane_work.mte2_bytes = in_bytes;
+      w += plane_work;
+    }
+  });
+  return absl::OkStatus();
+}
+
+}  // namespace npu::graph::ops
