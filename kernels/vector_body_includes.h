@@ -15,3 +15,8 @@
 #include "kernels/trig_reduction.h"
 #include "kernels/vector_kernel_sets.h"
 #include "kernels/vector_math_coeffs.h"
+
+// The bodies' small functions are inlined into the loops that call them, so
+// that constants are hoisted and iterations overlap (GCC would otherwise call
+// the larger ones per vector).
+#define VECTOR_INLINE inline __attribute__((always_inline))

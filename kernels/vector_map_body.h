@@ -9,7 +9,7 @@ template <Storage S>
 using ElemOf = std::conditional_t<S == Storage::kF32, float, half_bits>;
 
 template <Storage S>
-Vec LoadAs(const void* base, size_t i) {
+VECTOR_INLINE Vec LoadAs(const void* base, size_t i) {
   if constexpr (S == Storage::kF32) {
     return Isa::Load(static_cast<const float*>(base) + i);
   } else {
@@ -21,7 +21,7 @@ Vec LoadAs(const void* base, size_t i) {
 // IEEE half would be +-inf or NaN, i.e. |v| >= 65520 or v NaN; fp32: v is not
 // finite). With `saturate` such fp16 lanes store +-65504, NaN stores 0.
 template <Storage S>
-uint32_t StoreAs(void* base, size_t i, Vec v, bool saturate) {
+VECTOR_INLINE uint32_t StoreAs(void* base, size_t i, Vec v, bool saturate) {
   if constexpr (S == Storage::kF32) {
     Isa::Store(static_cast<float*>(base) + i, v);
     return Isa::Lanes(Isa::NotLt(Isa::Abs(v), Isa::Set(INFINITY)));
@@ -117,7 +117,7 @@ uint64_t Map2(VecSrc a, VecSrc b, VecDst y, size_t n, bool saturate, const F& f)
 
 // ---- the ops -----------------------------------------------------------------
 
-Vec Relu(Vec x) { return Isa::Select(Isa::IsNan(x), x, Isa::Max(x, Isa::Zero())); }  // -0 -> +0, NaN kept
+VECTOR_INLINE Vec Relu(Vec x) { return Isa::Select(Isa::IsNan(x), x, Isa::Max(x, Isa::Zero())); }  // -0 -> +0, NaN kept
 
 uint64_t UnaryKernel(UnaryOp op, const UnaryParams& p, VecSrc x, VecDst y, size_t n, bool sat) {
   const auto map = [&](const auto& f) { return Map1(x, y, n, sat, f); };
@@ -161,14 +161,14 @@ uint64_t UnaryKernel(UnaryOp op, const UnaryParams& p, VecSrc x, VecDst y, size_
 }
 
 // NaN in either operand gives NaN (x + y), as torch.maximum / ONNX Max do.
-Vec MaxPropagate(Vec a, Vec b) {
+VECTOR_INLINE Vec MaxPropagate(Vec a, Vec b) {
   return Isa::Select(Isa::Or(Isa::IsNan(a), Isa::IsNan(b)), Isa::Add(a, b), Isa::Select(Isa::Gt(a, b), a, b));
 }
-Vec MinPropagate(Vec a, Vec b) {
+VECTOR_INLINE Vec MinPropagate(Vec a, Vec b) {
   return Isa::Select(Isa::Or(Isa::IsNan(a), Isa::IsNan(b)), Isa::Add(a, b), Isa::Select(Isa::Lt(a, b), a, b));
 }
 
-Vec OneIf(VMask m) { return Isa::Select(m, Isa::Set(1.0f), Isa::Zero()); }
+VECTOR_INLINE Vec OneIf(VMask m) { return Isa::Select(m, Isa::Set(1.0f), Isa::Zero()); }
 
 uint64_t BinaryKernel(BinaryOp op, VecSrc a, VecSrc b, VecDst y, size_t n, bool sat) {
   const auto map = [&](const auto& f) { return Map2(a, b, y, n, sat, f); };

@@ -17,21 +17,21 @@ constexpr int kParts = Isa::D::kParts;
 
 // c[0] + x (c[1] + x (c[2] + ...)): Horner with one fused multiply-add per step.
 template <size_t N>
-Vec Poly(Vec x, const float (&c)[N]) {
+VECTOR_INLINE Vec Poly(Vec x, const float (&c)[N]) {
   Vec p = Isa::Set(c[N - 1]);
   for (size_t k = N - 1; k-- > 0;) p = Isa::Fma(p, x, Isa::Set(c[k]));
   return p;
 }
 
 template <size_t N>
-DVec PolyD(DVec x, const double (&c)[N]) {
+VECTOR_INLINE DVec PolyD(DVec x, const double (&c)[N]) {
   DVec p = Isa::D::Set(c[N - 1]);
   for (size_t k = N - 1; k-- > 0;) p = Isa::D::Fma(p, x, Isa::D::Set(c[k]));
   return p;
 }
 
 // The sign of `s` on the non-negative `mag`.
-Vec WithSignOf(Vec mag, Vec s) {
+VECTOR_INLINE Vec WithSignOf(Vec mag, Vec s) {
   return Isa::FromBits(Isa::IOr(Isa::Bits(mag), Isa::IAnd(Isa::Bits(s), Isa::ISet(INT32_MIN))));
 }
 
@@ -43,7 +43,7 @@ Vec WithSignOf(Vec mag, Vec s) {
 struct ExpParts {
   Vec pm1, s1, s2;
 };
-ExpParts ExpSplit(Vec hi, Vec lo) {
+VECTOR_INLINE ExpParts ExpSplit(Vec hi, Vec lo) {
   using namespace vmath;
   // Clamped to where exp under/overflows anyway (-150: even m e^-150 rounds to
   // 0 for the |m| callers pass); Max/Min(c, x) keep a NaN x.
@@ -63,19 +63,19 @@ ExpParts ExpSplit(Vec hi, Vec lo) {
 
 // m e^x: m s1 is exact (a power of two), m s1 (1 + pm1) rounds once (no
 // separate rounding of 1 + pm1), then s2.
-Vec TimesExp(Vec m, const ExpParts& e) {
+VECTOR_INLINE Vec TimesExp(Vec m, const ExpParts& e) {
   const Vec ms = Isa::Mul(m, e.s1);
   return Isa::Mul(Isa::Fma(ms, e.pm1, ms), e.s2);
 }
 
-Vec ExpOf(const ExpParts& e) { return Isa::Mul(Isa::Fma(e.s1, e.pm1, e.s1), e.s2); }
+VECTOR_INLINE Vec ExpOf(const ExpParts& e) { return Isa::Mul(Isa::Fma(e.s1, e.pm1, e.s1), e.s2); }
 
-Vec Exp(Vec x) { return ExpOf(ExpSplit(x, Isa::Zero())); }
+VECTOR_INLINE Vec Exp(Vec x) { return ExpOf(ExpSplit(x, Isa::Zero())); }
 
 // m sigmoid(t), t = thi + tlo, without overflow: with e = e^-|t|,
 // m (t < 0 ? e : 1) / (1 + e), the exponential's scale applied last so that
 // m sigmoid(t) keeps its accuracy down into the subnormals (Silu, Gelu-tanh).
-Vec TimesSigmoid(Vec m, Vec thi, Vec tlo) {
+VECTOR_INLINE Vec TimesSigmoid(Vec m, Vec thi, Vec tlo) {
   const VMask neg = Isa::Lt(thi, Isa::Zero());
   const ExpParts e = ExpSplit(Isa::Neg(Isa::Abs(thi)), Isa::Select(neg, tlo, Isa::Neg(tlo)));
   const Vec scale = Isa::Mul(e.s1, e.s2);  // exact while 1 + e^-|t| != 1
@@ -83,13 +83,13 @@ Vec TimesSigmoid(Vec m, Vec thi, Vec tlo) {
   return Isa::Select(neg, TimesExp(Isa::Div(m, den), e), Isa::Div(m, den));
 }
 
-Vec Sigmoid(Vec x) { return TimesSigmoid(Isa::Set(1.0f), x, Isa::Zero()); }
+VECTOR_INLINE Vec Sigmoid(Vec x) { return TimesSigmoid(Isa::Set(1.0f), x, Isa::Zero()); }
 
 // x sigmoid(x); below -200 x is taken as -200 so that -inf gives -0, not NaN.
-Vec Silu(Vec x) { return TimesSigmoid(Isa::Max(Isa::Set(-200.0f), x), x, Isa::Zero()); }
+VECTOR_INLINE Vec Silu(Vec x) { return TimesSigmoid(Isa::Max(Isa::Set(-200.0f), x), x, Isa::Zero()); }
 
 // |x| < 0.625: x + x^3 Q(x^2); else 1 - 2 / (e^(2|x|) + 1) with x's sign.
-Vec Tanh(Vec x) {
+VECTOR_INLINE Vec Tanh(Vec x) {
   using namespace vmath;
   const Vec a = Isa::Abs(x);
   const Vec x2 = Isa::Mul(x, x);
@@ -103,7 +103,7 @@ Vec Tanh(Vec x) {
 // m exp(-z^2) t R(t - 1/3), t = 1 / (1 + z). t carries its rounding error in a
 // second float (tl), R hardly depends on it, and the exponential's 1 + pm1
 // is folded in by a fused step, so the product rounds few times.
-Vec TimesErfc(Vec m, Vec z, Vec z2hi, Vec z2lo) {
+VECTOR_INLINE Vec TimesErfc(Vec m, Vec z, Vec z2hi, Vec z2lo) {
   using namespace vmath;
   const Vec one = Isa::Set(1.0f);
   const Vec d = Isa::Add(one, z);
@@ -120,21 +120,21 @@ Vec TimesErfc(Vec m, Vec z, Vec z2hi, Vec z2lo) {
 struct Square {
   Vec hi, lo;
 };
-Square SquareOf(Vec x) {
+VECTOR_INLINE Square SquareOf(Vec x) {
   const Vec hi = Isa::Mul(x, x);
   return {hi, Isa::Fma(x, x, Isa::Neg(hi))};
 }
 
 // erf(x) for |x| < 1: x (c0 + x^2 P(x^2)), c0 = 2/sqrt(pi) in two parts, so
 // that its rounding does not show near 0.
-Vec ErfSmall(Vec x, Vec x2) {
+VECTOR_INLINE Vec ErfSmall(Vec x, Vec x2) {
   using namespace vmath;
   const Vec rest = Isa::Mul(x, Isa::Fma(x2, Poly(x2, kErfSmall), Isa::Set(kErfC0Lo)));
   return Isa::Fma(x, Isa::Set(kErfC0Hi), rest);
 }
 
 // |x| < 1: the series; else +-(1 - erfc(|x|)).
-Vec Erf(Vec x) {
+VECTOR_INLINE Vec Erf(Vec x) {
   using namespace vmath;
   const Vec a = Isa::Min(Isa::Set(16.0f), Isa::Abs(x));  // erfc(16) underflows; keeps z^2 finite
   const Square s = SquareOf(a);
@@ -147,7 +147,7 @@ Vec Erf(Vec x) {
 // else x >= 0 ? x - h : h with h = x/2 erfc(|z|): erfc of the magnitude, so
 // the negative tail keeps its relative accuracy (no cancellation in 1 + erf),
 // with z^2 = x^2/2 exactly.
-Vec GeluErf(Vec x) {
+VECTOR_INLINE Vec GeluErf(Vec x) {
   using namespace vmath;
   const Vec xc = Isa::Min(Isa::Set(24.0f), Isa::Max(Isa::Set(-24.0f), x));
   const Vec zs = Isa::Mul(xc, Isa::Set(kInvSqrt2));
@@ -165,7 +165,7 @@ Vec GeluErf(Vec x) {
 // same function without the cancellation of 1 + tanh(u) for u << 0. 2u is
 // formed in double (its rounding would be amplified |2u| times by the
 // exponential) and handed over as two floats.
-Vec GeluTanh(Vec x) {
+VECTOR_INLINE Vec GeluTanh(Vec x) {
   using D = typename Isa::D;
   const Vec xc = Isa::Min(Isa::Set(30.0f), Isa::Max(Isa::Set(-30.0f), x));  // sigmoid(2u) is 0 or 1 beyond
   DVec t[kParts], rest[kParts];
@@ -186,7 +186,7 @@ Vec GeluTanh(Vec x) {
 struct Decomposed {
   Vec m, e;
 };
-Decomposed Decompose(Vec x) {
+VECTOR_INLINE Decomposed Decompose(Vec x) {
   const VMask tiny = Isa::Lt(x, Isa::Set(0x1p-126f));
   const Vec xs = Isa::Select(tiny, Isa::Mul(x, Isa::Set(0x1p24f)), x);
   const typename Isa::Int bits = Isa::Bits(xs);
@@ -200,14 +200,14 @@ Decomposed Decompose(Vec x) {
 }
 
 // log(m) in double for m in [sqrt(1/2), sqrt(2)): 2 atanh(s), s = (m-1)/(m+1).
-DVec LogMantissa(DVec m) {
+VECTOR_INLINE DVec LogMantissa(DVec m) {
   using D = typename Isa::D;
   const DVec s = D::Div(D::Sub(m, D::Set(1.0)), D::Add(m, D::Set(1.0)));
   const DVec s2 = D::Mul(s, s);
   return D::Mul(D::Add(s, s), PolyD(s2, vmath::kLogAtanh));
 }
 
-Vec Log(Vec x) {
+VECTOR_INLINE Vec Log(Vec x) {
   using D = typename Isa::D;
   const Decomposed d = Decompose(x);
   DVec out[kParts];
@@ -224,7 +224,7 @@ Vec Log(Vec x) {
 // x^y with C's special cases: |x|^y = 2^(y log2|x|) in double (log2 from the
 // atanh series, 2^f by its Taylor series, 2^n by the exponent), then the sign
 // and the exceptional cases of pow().
-Vec Pow(Vec x, Vec y) {
+VECTOR_INLINE Vec Pow(Vec x, Vec y) {
   using D = typename Isa::D;
   const Vec ax = Isa::Abs(x);
   const Vec inf = Isa::Set(INFINITY), one = Isa::Set(1.0f);
@@ -280,7 +280,7 @@ void ReduceLargeLanes(Vec x, VMask large, DVec (&r)[kParts], DVec (&q)[kParts]) 
 // sin(x), or cos(x) = sin(x + pi/2) by one quadrant more: x = n pi/2 + r,
 // |r| <= pi/4, then +-sin(r) or +-cos(r) by the quadrant n mod 4.
 template <bool kCos>
-Vec SinCos(Vec x) {
+VECTOR_INLINE Vec SinCos(Vec x) {
   using D = typename Isa::D;
   using namespace vmath;
   DVec r[kParts], q[kParts];
