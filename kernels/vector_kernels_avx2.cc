@@ -66,6 +66,15 @@ struct Isa {
   template <int k> static Int ISra(Int a) { return _mm256_srai_epi32(a, k); }
   template <int k> static Int ISrl(Int a) { return _mm256_srli_epi32(a, k); }
   static Mask IEq(Int a, Int b) { return _mm256_castsi256_ps(_mm256_cmpeq_epi32(a, b)); }
+  // count + (m ? 1 : 0) per lane (an all-ones lane is -1), and the lanes' sum.
+  static Int CountIf(Int count, Mask m) { return _mm256_sub_epi32(count, _mm256_castps_si256(m)); }
+  static uint64_t SumLanes(Int count) {
+    alignas(32) uint32_t lanes[8];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), count);
+    uint64_t sum = 0;
+    for (uint32_t v : lanes) sum += v;
+    return sum;
+  }
 
   // Double precision: a Vec is two D::Vec of 4 lanes.
   struct D {

@@ -73,6 +73,9 @@ struct Isa {
   template <int k> static Int ISra(Int a) { return _mm512_srai_epi32(a, k); }
   template <int k> static Int ISrl(Int a) { return _mm512_srli_epi32(a, k); }
   static Mask IEq(Int a, Int b) { return _mm512_cmpeq_epi32_mask(a, b); }
+  // count + (m ? 1 : 0) per lane, and the lanes' sum.
+  static Int CountIf(Int count, Mask m) { return _mm512_mask_add_epi32(count, m, count, _mm512_set1_epi32(1)); }
+  static uint64_t SumLanes(Int count) { return static_cast<uint32_t>(_mm512_reduce_add_epi32(count)); }
 
   // Double precision: a Vec is two D::Vec of 8 lanes.
   struct D {

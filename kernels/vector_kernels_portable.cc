@@ -63,6 +63,8 @@ struct Isa {
   template <int k> static Int ISra(Int a) { return a >> k; }
   template <int k> static Int ISrl(Int a) { return static_cast<int32_t>(static_cast<uint32_t>(a) >> k); }
   static Mask IEq(Int a, Int b) { return a == b; }
+  static Int CountIf(Int count, Mask m) { return count + (m ? 1 : 0); }
+  static uint64_t SumLanes(Int count) { return static_cast<uint32_t>(count); }
 
   struct D {
     static constexpr int kParts = 1;

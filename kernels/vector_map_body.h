@@ -21,10 +21,10 @@ VECTOR_INLINE Vec LoadAs(const void* base, size_t i) {
 // IEEE half would be +-inf or NaN, i.e. |v| >= 65520 or v NaN; fp32: v is not
 // finite). With `saturate` such fp16 lanes store +-65504, NaN stores 0.
 template <Storage S>
-VECTOR_INLINE uint32_t StoreAs(void* base, size_t i, Vec v, bool saturate) {
+VECTOR_INLINE VMask StoreMasked(void* base, size_t i, Vec v, bool saturate) {
   if constexpr (S == Storage::kF32) {
     Isa::Store(static_cast<float*>(base) + i, v);
-    return Isa::Lanes(Isa::NotLt(Isa::Abs(v), Isa::Set(INFINITY)));
+    return Isa::NotLt(Isa::Abs(v), Isa::Set(INFINITY));
   } else {
     const VMask over = Isa::NotLt(Isa::Abs(v), Isa::Set(65520.0f));
     if (saturate && Isa::Any(over)) {
@@ -32,8 +32,14 @@ VECTOR_INLINE uint32_t StoreAs(void* base, size_t i, Vec v, bool saturate) {
       v = Isa::Select(Isa::IsNan(v), Isa::Zero(), v);
     }
     Isa::StoreHalf(static_cast<half_bits*>(base) + i, v);
-    return Isa::Lanes(over);
+    return over;
   }
+}
+
+// The same, the overflowed lanes as bits (lane i: bit i).
+template <Storage S>
+VECTOR_INLINE uint32_t StoreAs(void* base, size_t i, Vec v, bool saturate) {
+  return Isa::Lanes(StoreMasked<S>(base, i, v, saturate));
 }
 
 template <Storage S>
@@ -68,12 +74,20 @@ struct Reader {
   }
 };
 
-// y[i] = f(i, count) for vectors of `count` lanes starting at i; the overflow count.
+// y[i] = f(i, count) for vectors of `count` lanes starting at i; the overflow
+// count. Overflowed lanes are counted in an int32 vector (one masked add per
+// vector), summed per block of 2^30 elements so that no lane's count wraps.
 template <Storage O, typename F>
 uint64_t Drive(void* y, size_t n, bool saturate, const F& f) {
+  constexpr size_t kBlock = size_t{1} << 30;
   uint64_t over = 0;
   size_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) over += std::popcount(StoreAs<O>(y, i, f(i, size_t{kLanes}), saturate));
+  while (i + kLanes <= n) {
+    typename Isa::Int count = Isa::ISet(0);
+    const size_t end = std::min(n - kLanes + 1, i + kBlock);
+    for (; i < end; i += kLanes) count = Isa::CountIf(count, StoreMasked<O>(y, i, f(i, size_t{kLanes}), saturate));
+    over += Isa::SumLanes(count);
+  }
   if constexpr (kLanes > 1) {
     if (i < n) over += std::popcount(StoreTail<O>(y, i, n - i, f(i, n - i), saturate));
   }

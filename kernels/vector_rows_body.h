@@ -34,14 +34,21 @@ float FirstLane(Vec v) {
   return lanes[0];
 }
 
-// Calls f(vector, accumulator index, valid lanes) for the elements of a row,
-// kLanes at a time; the last vector is zero-padded (valid < kLanes).
+// Calls f(vector, i, accumulator index, valid lanes) for the elements of a
+// row, kLanes at a time; the last vector is zero-padded (valid < kLanes). Whole
+// rounds of 64 elements pass the index as a constant (std::integral_constant),
+// so accumulator arrays indexed by it stay in registers.
 template <Storage S, typename F>
-void ForRowVectors(const void* x, size_t n, const F& f) {
+VECTOR_INLINE void ForRowVectors(const void* x, size_t n, const F& f) {
   size_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) f(LoadAs<S>(x, i), (i / kLanes) % kAccs, size_t{kLanes});
+  for (; i + kRowLanes <= n; i += kRowLanes) {
+    [&]<size_t... A>(std::index_sequence<A...>) {
+      (f(LoadAs<S>(x, i + A * kLanes), i + A * kLanes, std::integral_constant<size_t, A>{}, size_t{kLanes}), ...);
+    }(std::make_index_sequence<kAccs>{});
+  }
+  for (; i + kLanes <= n; i += kLanes) f(LoadAs<S>(x, i), i, (i / kLanes) % kAccs, size_t{kLanes});
   if constexpr (kLanes > 1) {
-    if (i < n) f(LoadTail<S>(x, i, n - i), (i / kLanes) % kAccs, n - i);
+    if (i < n) f(LoadTail<S>(x, i, n - i), i, (i / kLanes) % kAccs, n - i);
   }
 }
 
@@ -57,7 +64,7 @@ float ReduceRowAs(ReduceKind kind, const void* x, size_t n) {
   Vec acc[kAccs];
   for (Vec& a : acc) a = Isa::Set(init);
   VMask nan = Isa::Lt(Isa::Zero(), Isa::Zero());  // all false
-  ForRowVectors<S>(x, n, [&](Vec v, size_t a, size_t valid) {
+  ForRowVectors<S>(x, n, [&](Vec v, size_t, auto a, size_t valid) {
     if (valid < kLanes && kind != ReduceKind::kSum) {
       v = Isa::Select(Isa::Lt(LaneIndex(), Isa::Set(static_cast<float>(valid))), v, Isa::Set(init));
     }
@@ -110,7 +117,7 @@ Moments MomentsAs(const void* x, size_t n) {
   for (size_t a = 0; a < kAccs; ++a) mean[a] = m2[a] = Isa::Zero();
   Vec rk = Isa::Set(1.0f);
   size_t round = 0;
-  ForRowVectors<S>(x, n, [&](Vec v, size_t a, size_t valid) {
+  ForRowVectors<S>(x, n, [&](Vec v, size_t, auto a, size_t valid) {
     if (a == 0) rk = Isa::Set(1.0f / static_cast<float>(++round));
     const Vec delta = Isa::Sub(v, mean[a]);
     Vec next_mean = Isa::Fma(delta, rk, mean[a]);
@@ -126,19 +133,38 @@ Moments MomentsAs(const void* x, size_t n) {
   // Chan et al.'s pairwise combination, in double, in the fixed tree order.
   alignas(64) float means[kRowLanes], m2s[kRowLanes];
   for (size_t a = 0; a < kAccs; ++a) Isa::Store(means + a * kLanes, mean[a]), Isa::Store(m2s + a * kLanes, m2[a]);
-  double cnt[kRowLanes], mu[kRowLanes], ss[kRowLanes];
+  alignas(64) double cnt[kRowLanes], mu[kRowLanes], ss[kRowLanes];
   for (size_t j = 0; j < kRowLanes; ++j) {
     cnt[j] = static_cast<double>(j < n ? (n - j - 1) / kRowLanes + 1 : 0);
     mu[j] = means[j];
     ss[j] = m2s[j];
   }
+  // Equal counts (every pair of a row that is a multiple of 64): nb / total
+  // is exactly 1/2 and na nb / total exactly na / 2: the same bits, which the
+  // scalar steps use to skip the divisions.
+  using D = typename Isa::D;
+  constexpr size_t kDLanes = kLanes / kParts;
   for (size_t w = kRowLanes / 2; w >= 1; w /= 2) {
-    for (size_t j = 0; j < w; ++j) {
+    size_t j = 0;
+    for (; kDLanes > 1 && j + kDLanes <= w; j += kDLanes) {  // the same steps, kDLanes pairs at a time
+      const DVec na = D::Load(cnt + j), nb = D::Load(cnt + j + w), total = D::Add(na, nb);
+      const DVec ma = D::Load(mu + j), sa = D::Load(ss + j);
+      const DVec delta = D::Sub(D::Load(mu + j + w), ma);
+      const typename D::Mask eq = D::Eq(na, nb), empty = D::Eq(nb, D::Set(0.0));
+      const DVec f = D::Select(eq, D::Set(0.5), D::Div(nb, total));
+      const DVec g = D::Select(eq, D::Mul(na, D::Set(0.5)), D::Div(D::Mul(na, nb), total));
+      const DVec next_ss = D::Add(sa, D::Add(D::Load(ss + j + w), D::Mul(D::Mul(delta, delta), g)));
+      D::Store(mu + j, D::Select(empty, ma, D::Add(ma, D::Mul(delta, f))));
+      D::Store(ss + j, D::Select(empty, sa, next_ss));
+      D::Store(cnt + j, D::Select(empty, na, total));
+    }
+    for (; j < w; ++j) {
       const double na = cnt[j], nb = cnt[j + w], total = na + nb;
       if (nb == 0) continue;
       const double delta = mu[j + w] - mu[j];
-      mu[j] += delta * (nb / total);
-      ss[j] += ss[j + w] + delta * delta * (na * nb / total);
+      const double f = na == nb ? 0.5 : nb / total, g = na == nb ? na * 0.5 : na * nb / total;
+      mu[j] = mu[j] + delta * f;
+      ss[j] = ss[j] + (ss[j + w] + delta * delta * g);
       cnt[j] = total;
     }
   }
@@ -185,7 +211,7 @@ uint64_t AffineKernel(VecSrc x, VecDst y, size_t n, float a, float b, bool sat) 
 template <Storage S>
 float BlockMax(const void* x, size_t i, size_t len, VMask& nan) {
   Vec m = Isa::Set(-INFINITY);
-  ForRowVectors<S>(static_cast<const ElemOf<S>*>(x) + i, len, [&](Vec v, size_t, size_t valid) {
+  ForRowVectors<S>(static_cast<const ElemOf<S>*>(x) + i, len, [&](Vec v, size_t, size_t, size_t valid) {
     if (valid < kLanes) v = Isa::Select(Isa::Lt(LaneIndex(), Isa::Set(static_cast<float>(valid))), v, Isa::Set(-INFINITY));
     m = Isa::Max(v, m);
     nan = Isa::Or(nan, Isa::IsNan(v));
@@ -223,24 +249,18 @@ uint64_t SoftmaxRowAs(const void* x, void* y, size_t n, bool log, bool sat, floa
       continue;
     }
     const Vec mv = Isa::Set(running);
-    size_t i = i0;
-    const auto one = [&](Vec v, size_t count) {
+    // Block-relative accumulator slots: blocks are multiples of 64, so i mod 64 holds.
+    ForRowVectors<S>(static_cast<const ElemOf<S>*>(x) + i0, len, [&](Vec v, size_t i, auto a, size_t count) {
       const Vec e = Exp(Isa::Sub(v, mv));
-      const size_t a = ((i - i0) / kLanes) % kAccs;
-      // Block-relative lane slots: blocks are multiples of 64, so i mod 64 holds.
       if (count == kLanes) {
         acc[a] = Isa::Add(acc[a], e);
-        if (!log) Isa::Store(e_row + i, e);
+        if (!log) Isa::Store(e_row + i0 + i, e);
       } else {
         const Vec live = Isa::Select(Isa::Lt(LaneIndex(), Isa::Set(static_cast<float>(count))), e, Isa::Zero());
         acc[a] = Isa::Add(acc[a], live);
-        if (!log) StoreTail<Storage::kF32>(e_row, i, count, e, false);
+        if (!log) StoreTail<Storage::kF32>(e_row + i0, i, count, e, false);
       }
-    };
-    for (; i + kLanes <= i0 + len; i += kLanes) one(LoadAs<S>(x, i), kLanes);
-    if constexpr (kLanes > 1) {
-      if (i < i0 + len) one(LoadTail<S>(x, i, i0 + len - i), i0 + len - i);
-    }
+    });
   }
   const float total = TreeFold(acc, [](float a, float b) { return a + b; });
   const float top = Isa::Any(nan) ? NAN : running;
