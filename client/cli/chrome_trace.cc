@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <array>
 #include <fstream>
+#include <map>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "client/cli/task_span.h"
 
 namespace npu::client::cli {
 namespace {
@@ -50,22 +52,34 @@ class EventWriter {
     out_ << "{\"name\":\"" << what << "\",\"ph\":\"M\",\"pid\":" << pid_ << ",\"tid\":" << tid
          << ",\"args\":{" << args << "}}";
   }
+  // `start` is a device cycle; events are placed from the run's arrival.
   void Slice(const std::string& name, const char* cat, int tid, uint64_t start, uint64_t cycles,
              const std::string& args) {
     Begin();
     out_ << "{\"name\":" << JsonString(name) << ",\"cat\":\"" << cat << "\",\"ph\":\"X\",\"pid\":" << pid_
-         << ",\"tid\":" << tid << absl::StrFormat(",\"ts\":%.6f,\"dur\":%.6f", start / mhz_, cycles / mhz_)
+         << ",\"tid\":" << tid << absl::StrFormat(",\"ts\":%.6f,\"dur\":%.6f", Us(start), cycles / mhz_)
          << ",\"args\":{" << args << "}}";
   }
+  void Counter(const char* name, uint64_t at, uint64_t value) {
+    Begin();
+    out_ << "{\"name\":\"" << name << "\",\"ph\":\"C\",\"pid\":" << pid_ << absl::StrFormat(",\"ts\":%.6f", Us(at))
+         << ",\"args\":{\"elements\":" << value << "}}";
+  }
+  void set_origin(uint64_t cycle) { origin_ = cycle; }
 
  private:
   void Begin() {
     out_ << (first_ ? "\n" : ",\n");
     first_ = false;
   }
+  double Us(uint64_t cycle) const {
+    return cycle >= origin_ ? (cycle - origin_) / mhz_ : -static_cast<double>(origin_ - cycle) / mhz_;
+  }
+
   std::ostream& out_;
   const int pid_;
   const double mhz_;
+  uint64_t origin_ = 0;
   bool first_ = true;
 };
 
@@ -76,18 +90,34 @@ void WriteChromeTrace(const npu::v1::Profile& profile, std::ostream& out) {
   const int pid = DevicePid(profile.device());
   out << "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"model_version\":" << JsonString(profile.model_version())
       << ",\"preset\":" << JsonString(profile.preset()) << ",\"clock_mhz\":" << mhz
-      << ",\"note\":\"modeled cycles, not measured\"},\"traceEvents\":[";
+      << ",\"start_cycle\":" << profile.start_cycle() << ",\"end_cycle\":" << profile.end_cycle()
+      << ",\"note\":\"modeled cycles, not measured; ts counts from the run's arrival (start_cycle)\"},"
+         "\"traceEvents\":[";
   EventWriter w(out, pid, mhz);
+  w.set_origin(profile.start_cycle());
   w.Meta("process_name", 0, absl::StrCat("\"name\":", JsonString(absl::StrCat(profile.device(), " (",
                                                                               profile.preset(), ")"))));
   w.Meta("thread_name", 0, "\"name\":\"ops\"");
-  for (const npu::v1::CoreProfile& c : profile.cores()) {
-    const int base = c.core() * kTracksPerCore + 1;
-    w.Meta("thread_name", base, absl::StrCat("\"name\":\"core ", c.core(), " (", c.kind(), ")\""));
+  // Name only the tracks the run used: the cores it placed tiles on, the units it kept busy there.
+  std::map<int, std::array<bool, kUnits.size()>> used;
+  for (const npu::v1::NodeProfile& node : profile.nodes()) {
+    for (const npu::v1::TileSlice& t : node.tiles()) {
+      auto& units = used.try_emplace(t.core()).first->second;
+      const auto busy = Busy(t.busy());
+      for (size_t u = 0; u < kUnits.size(); ++u) units[u] = units[u] || busy[u] > 0;
+    }
+  }
+  std::map<int, std::string> kinds;
+  for (const npu::v1::CoreProfile& c : profile.cores()) kinds[c.core()] = c.kind();
+  for (const auto& [core, units] : used) {
+    const int base = core * kTracksPerCore + 1;
+    const std::string kind = kinds.count(core) ? kinds[core] : "core";
+    w.Meta("thread_name", base, absl::StrCat("\"name\":\"core ", core, " (", kind, ")\""));
     w.Meta("thread_sort_index", base, absl::StrCat("\"sort_index\":", base));
     for (size_t u = 0; u < kUnits.size(); ++u) {
+      if (!units[u]) continue;
       w.Meta("thread_name", base + 1 + static_cast<int>(u),
-             absl::StrCat("\"name\":\"core ", c.core(), " ", kUnits[u], "\""));
+             absl::StrCat("\"name\":\"core ", core, " ", kUnits[u], "\""));
       w.Meta("thread_sort_index", base + 1 + static_cast<int>(u),
              absl::StrCat("\"sort_index\":", base + 1 + static_cast<int>(u)));
     }
@@ -95,9 +125,15 @@ void WriteChromeTrace(const npu::v1::Profile& profile, std::ostream& out) {
   for (const npu::v1::NodeProfile& node : profile.nodes()) {
     const std::string node_args = absl::StrCat("\"op_type\":", JsonString(node.op_type()), ",\"task_type\":",
                                                JsonString(node.task_type()), ",\"block_dim\":", node.block_dim());
-    w.Slice(node.name(), "op", 0, node.start_cycle(), node.end_cycle() - node.start_cycle(),
-            absl::StrCat(node_args, ",\"tiles\":", node.tiles_size(), ",\"start_cycle\":", node.start_cycle(),
-                         ",\"end_cycle\":", node.end_cycle()));
+    const auto [issue, done] = TaskSpanOf(node);
+    w.Slice(node.name(), "op", 0, issue, done - issue,
+            absl::StrCat(node_args, ",\"tiles\":", node.tiles_size(), ",\"ready_cycle\":", node.ready_cycle(),
+                         ",\"dispatch_cycle\":", issue, ",\"start_cycle\":", node.start_cycle(),
+                         ",\"end_cycle\":", node.end_cycle(), ",\"complete_cycle\":", done,
+                         ",\"wait_cycles\":", node.wait_cycles(), ",\"overflow_elements\":",
+                         node.overflow_elements()));
+    w.Counter("overflow", issue, node.overflow_elements());
+    w.Counter("overflow", done, 0);
     for (const npu::v1::TileSlice& t : node.tiles()) {
       const int base = t.core() * kTracksPerCore + 1;
       const uint64_t span = t.end_cycle() - t.start_cycle();

@@ -33,20 +33,28 @@ void PrintUnitUtilisation(const npu::v1::Profile& profile, std::ostream& out) {
 }  // namespace
 
 void PrintProfile(const npu::v1::Profile& profile, std::ostream& out) {
-  const std::vector<std::string>& columns = OpSummaryColumns();
+  const std::vector<std::string>& columns = OpSummaryConsoleColumns(profile);
   std::vector<TextTable::Align> aligns(columns.size(), TextTable::Align::kRight);
   for (int i = 0; i < 3; ++i) aligns[i] = TextTable::Align::kLeft;  // names and types
   TextTable table(columns, aligns);
-  for (auto& row : OpSummaryRows(profile)) table.AddRow(std::move(row));
+  for (auto& row : OpSummaryRows(profile, columns)) table.AddRow(std::move(row));
   out << absl::StrFormat("op summary: %s (%s, %.0f MHz); cycles are modeled, not measured\n", profile.device(),
                          profile.preset(), profile.clock_mhz());
   table.Print(out);
+  uint64_t waited = 0, overflow = 0;
+  for (const npu::v1::NodeProfile& n : profile.nodes()) {
+    waited += n.wait_cycles();
+    overflow += n.overflow_elements();
+  }
   out << absl::StrFormat(
       "total: cycles %d..%d (%d cycles), device_time_us %.3f, host_time_us %.3f, queue %d cycles, "
-      "model_version %s\n",
+      "ops waited %d cycles, model_version %s\n",
       profile.start_cycle(), profile.end_cycle(), profile.total_cycles(), profile.device_time_us(),
-      profile.host_time_us(), profile.queue_cycles(),
+      profile.host_time_us(), profile.queue_cycles(), waited,
       profile.model_version().empty() ? "-" : profile.model_version());
+  if (overflow > 0) {
+    out << absl::StrFormat("overflow: %d results saturated or inf/NaN (per op: overflow_elements)\n", overflow);
+  }
   PrintUnitUtilisation(profile, out);
 }
 

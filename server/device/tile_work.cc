@@ -19,10 +19,10 @@ TileWork& TileWork::operator+=(const TileWork& o) {
   return *this;
 }
 
-const char* TaskTypeName(TaskType t) {
+const char* TaskTypeName(TaskType t, bool separated) {
   switch (t) {
     case TaskType::kAiCore: return "AI_CORE";
-    case TaskType::kAiVectorCore: return "AI_VECTOR_CORE";
+    case TaskType::kAiVectorCore: return separated ? "AI_VECTOR_CORE" : "AI_CORE";
     case TaskType::kAiCpu: return "AI_CPU";
   }
   return "UNKNOWN";

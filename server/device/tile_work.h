@@ -42,9 +42,11 @@ struct TileWork {
   TileWork& operator+=(const TileWork& o);
 };
 
-// Where a task runs, named as CANN msprof's "Task Type".
+// Where a task runs, named as CANN msprof's "Task Type". On coupled chips
+// (`separated` false) Vector work runs on the AI cores too, and msprof calls
+// it AI_CORE.
 enum class TaskType { kAiCore, kAiVectorCore, kAiCpu };
-const char* TaskTypeName(TaskType t);
+const char* TaskTypeName(TaskType t, bool separated = true);
 
 // All tiles of one op: the unit of scheduling. block_dim = tiles.size().
 struct OpWork {

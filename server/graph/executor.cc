@@ -22,15 +22,38 @@ void ToProto(const device::UnitCycles& u, v1::UnitCycles* p) {
   p->set_fixpipe(u.fixpipe);
 }
 
-void RecordNode(const PlanNode& pn, const device::OpWork& work, const device::ScheduledOp& op, double host_us,
-                v1::Profile& profile, std::vector<device::UnitCycles>& per_core) {
+// The layout msprof would name for a tensor: a convolution's (or pooling's)
+// 4-D feature maps are NCHW, everything else is stored row-major (ND).
+const char* FormatOf(const PlanNode& pn, const TensorType& t) {
+  static const char* kSpatial[] = {"Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "BatchNormalization"};
+  if (t.shape.size() != 4) return "ND";
+  for (const char* op : kSpatial) {
+    if (pn.node->op_type() == op) return "NCHW";
+  }
+  return "ND";
+}
+
+void Describe(const PlanNode& pn, const TensorType& t, v1::TensorDesc* d) {
+  for (int64_t dim : t.shape) d->add_shape(dim);
+  d->set_dtype(t.dtype);
+  d->set_format(FormatOf(pn, t));
+}
+
+void RecordNode(const Plan& plan, const PlanNode& pn, const device::OpWork& work, const device::ScheduledOp& op,
+                double host_us, const device::DevicePreset& preset, v1::Profile& profile,
+                std::vector<device::UnitCycles>& per_core) {
   v1::NodeProfile* np = profile.add_nodes();
   np->set_name(pn.node->name());
   np->set_op_type(pn.node->op_type());
-  np->set_task_type(device::TaskTypeName(work.task_type));
+  np->set_task_type(device::TaskTypeName(work.task_type, preset.separated()));
   np->set_block_dim(op.block_dim);
+  np->set_ready_cycle(op.ready);
+  np->set_dispatch_cycle(op.dispatch);
   np->set_start_cycle(op.start);
   np->set_end_cycle(op.end);
+  np->set_complete_cycle(op.complete);
+  const uint64_t launch = op.tiles.empty() ? 0 : preset.CyclesOfNs(preset.task_launch_ns);
+  np->set_wait_cycles(op.start > op.ready + launch ? op.start - op.ready - launch : 0);
   ToProto(op.busy, np->mutable_busy());
   device::TileWork total;
   for (const auto& t : work.tiles) total += t;
@@ -38,6 +61,13 @@ void RecordNode(const PlanNode& pn, const device::OpWork& work, const device::Sc
   np->mutable_bytes()->set_mte2(total.mte2_bytes);
   np->mutable_bytes()->set_mte3(total.mte3_bytes);
   np->mutable_bytes()->set_fixpipe(total.fixpipe_bytes);
+  np->set_overflow_elements(total.overflow_elements);
+  np->set_hbm_bytes(op.hbm_bytes);
+  np->set_l2_hit_bytes(op.l2_hit_bytes);
+  for (int v : pn.inputs) {
+    if (v >= 0) Describe(pn, plan.values[v].type, np->add_inputs());
+  }
+  for (int v : pn.outputs) Describe(pn, plan.values[v].type, np->add_outputs());
   np->set_host_time_us(host_us);
   for (const auto& t : op.tiles) {
     v1::TileSlice* s = np->add_tiles();
@@ -116,7 +146,7 @@ absl::StatusOr<ExecResult> ExecutePlan(const Plan& plan, std::vector<HostTensor>
     const device::ScheduledOp op = session.pool.Schedule(ctx.work, ready);
     if (!op.tiles.empty()) first_start = std::min(first_start, op.dispatch);
     last_end = std::max(last_end, op.complete);
-    if (options.profile) RecordNode(pn, ctx.work, op, host_us, result.profile, per_core);
+    if (options.profile) RecordNode(plan, pn, ctx.work, op, host_us, session.preset, result.profile, per_core);
 
     for (size_t j = 0; j < pn.outputs.size(); ++j) {
       const int v = pn.outputs[j];
@@ -152,6 +182,7 @@ absl::StatusOr<ExecResult> ExecutePlan(const Plan& plan, std::vector<HostTensor>
     p.set_queue_cycles(first_start == UINT64_MAX ? 0 : first_start - session.arrival_cycle);
     p.set_host_time_us(std::chrono::duration<double, std::micro>(Clock::now() - run_start).count());
     p.set_arena_bytes(options.debug ? 0 : plan.arena_bytes);
+    p.set_core_architecture(session.preset.separated() ? "separated" : "coupled");
     for (size_t c = 0; c < per_core.size(); ++c) {
       v1::CoreProfile* cp = p.add_cores();
       cp->set_core(static_cast<int>(c));

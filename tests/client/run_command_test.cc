@@ -206,6 +206,12 @@ TEST(WriteRunResultsTest, ProfileTable) {
   node->set_end_cycle(2500);
   node->mutable_busy()->set_cube(1800);
   node->mutable_busy()->set_mte2(700);
+  for (int c = 0; c < 4; ++c) {
+    npu::v1::TileSlice* t = node->add_tiles();
+    t->set_core(c);
+    t->set_start_cycle(500);
+    t->set_end_cycle(2500);
+  }
 
   std::ostringstream out;
   PrintProfile(profile, out);
@@ -214,7 +220,7 @@ TEST(WriteRunResultsTest, ProfileTable) {
   EXPECT_THAT(text, HasSubstr("AI_CORE"));
   EXPECT_THAT(text, HasSubstr("aic_mac_ratio"));  // msprof op_summary columns
   EXPECT_THAT(text, HasSubstr("2.000"));  // 2000 cycles at 1000 MHz
-  EXPECT_THAT(text, HasSubstr("0.225"));  // cube 1800 / (2000 cycles x block dim 4)
+  EXPECT_THAT(text, HasSubstr("0.225"));  // cube 1800 / aic_total_cycles (4 blocks x 2000)
   EXPECT_THAT(text, HasSubstr("device_time_us 3.000"));
   EXPECT_THAT(text, HasSubstr("host_time_us 120.500"));
   EXPECT_THAT(text, HasSubstr("model_version davinci-cost-1"));

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <tuple>
 
 #include "gtest/gtest.h"
 #include "tests/e2e/server_process.h"
@@ -41,30 +42,29 @@ std::string ReadFile(const fs::path& path) {
   return s.str();
 }
 
-TEST(ProfileTraceTest, RunWritesOpSummaryAndTrace) {
-  npu::testing::ServerProcess server;
-  const fs::path dir = fs::path(::testing::TempDir()) / ("npu-trace-" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  const fs::path trace = dir / "T.json", summary = dir / "S.csv";
-  const std::string examples = std::string(NPU_SOURCE_DIR) + "/examples/graphs/";
-  const Result run = Shell(std::string(NPU_CLI_BIN) + " --target " + server.target() + " run " + examples +
-                           "mlp.json --input x=" + examples + "mlp_x.npy --output-dir " + (dir / "out").string() +
-                           " --profile --trace " + trace.string() + " --op-summary " + summary.string());
-  ASSERT_EQ(run.exit_code, 0) << run.output;
-  EXPECT_NE(run.output.find("aic_mac_ratio"), std::string::npos) << run.output;
-  EXPECT_NE(run.output.find("AI_CORE"), std::string::npos) << run.output;
-  EXPECT_NE(run.output.find("model_version davinci-cost-model/"), std::string::npos) << run.output;
+// msprof's op_summary header for each chip family, as msprof writes it.
+constexpr const char* kSeparatedHeader =
+    "Device_id,Model ID,Task ID,Stream ID,Op Name,OP Type,OP State,Task Type,Task Start Time(us),Task Duration(us),"
+    "Task Wait Time(us),Block Dim,Mix Block Dim,HF32 Eligible,Input Shapes,Input Data Types,Input Formats,"
+    "Output Shapes,Output Data Types,Output Formats,Context ID,aicore_time(us),aic_total_cycles,aic_mac_time(us),"
+    "aic_mac_ratio,aic_scalar_time(us),aic_scalar_ratio,aic_mte1_time(us),aic_mte1_ratio,aic_mte2_time(us),"
+    "aic_mte2_ratio,aic_fixpipe_time(us),aic_fixpipe_ratio,aic_icache_miss_rate,aiv_time(us),aiv_total_cycles,"
+    "aiv_vec_time(us),aiv_vec_ratio,aiv_scalar_time(us),aiv_scalar_ratio,aiv_mte2_time(us),aiv_mte2_ratio,"
+    "aiv_mte3_time(us),aiv_mte3_ratio,aiv_icache_miss_rate,cube_utilization(%)";
+constexpr const char* kCoupledHeader =
+    "Device_id,Model ID,Task ID,Stream ID,Op Name,OP Type,Task Type,Task Start Time(us),Task Duration(us),"
+    "Task Wait Time(us),Block Dim,Input Shapes,Input Data Types,Input Formats,Output Shapes,Output Data Types,"
+    "Output Formats,aicore_time(us),total_cycles,vec_time(us),vec_ratio,mac_time(us),mac_ratio,scalar_time(us),"
+    "scalar_ratio,mte1_time(us),mte1_ratio,mte2_time(us),mte2_ratio,mte3_time(us),mte3_ratio,icache_miss_rate,"
+    "memory_bound";
 
-  const std::string csv = ReadFile(summary);
-  EXPECT_EQ(csv.substr(0, csv.find('\n')),
-            "Op Name,OP Type,Task Type,Block Dim,Task Duration(us),aicore_time(us),aic_total_cycles,aic_mac_ratio,"
-            "aic_scalar_ratio,aic_mte1_ratio,aic_mte2_ratio,aic_fixpipe_ratio,aiv_vec_ratio,aiv_scalar_ratio,"
-            "aiv_mte2_ratio,aiv_mte3_ratio");
-
-  // The trace: valid JSON, one tile slice per scheduled tile (each op slice
-  // says how many tiles it had; its tiles use at most block_dim cores), tiles
-  // never overlap on a core, and every ratio in the CSV is within [0, 1].
-  const std::string check = R"PY(
+// The trace: valid JSON, one tile slice per scheduled tile (each op slice
+// says how many tiles it had; its tiles use at most block_dim cores), tiles
+// never overlap on a core, only used cores are named, the first op starts at
+// the run's origin. The CSV, read the way scripts written for msprof read it
+// (by column name): every time parses, every ratio is within [0, 1], the ops'
+// durations add up to at most the run, one row per op slice.
+constexpr const char* kCheck = R"PY(
 import csv, json, sys, collections
 t = json.load(open(sys.argv[1]))
 ev = t["traceEvents"]
@@ -81,23 +81,55 @@ for e in tiles: per_core[e["tid"]].append((e["ts"], e["ts"] + e["dur"]))
 for spans in per_core.values():
     spans.sort()
     assert all(b[0] >= a[1] - 1e-6 for a, b in zip(spans, spans[1:])), "tiles overlap on a core"
-names = {e["args"]["name"] for e in ev if e.get("name") == "thread_name"}
-assert "ops" in names and any(n.endswith("(ai_core)") for n in names), names
+names = {e["tid"]: e["args"]["name"] for e in ev if e.get("name") == "thread_name"}
+assert names[0] == "ops"
+assert {tid for tid in names if tid % 8 == 1} == set(per_core), "named cores are not the cores used"
+assert abs(min(o["ts"] for o in ops)) < 1e-9, "the run's first op does not start at 0"
+assert any(e.get("ph") == "C" and e["name"] == "overflow" for e in ev)
 rows = list(csv.DictReader(open(sys.argv[2])))
 assert len(rows) == len(ops), (len(rows), len(ops))
+run_us = (t["otherData"]["end_cycle"] - t["otherData"]["start_cycle"]) / t["otherData"]["clock_mhz"]
+total = 0.0
 for r in rows:
+    start, duration, wait = (float(r[k]) for k in ("Task Start Time(us)", "Task Duration(us)", "Task Wait Time(us)"))
+    assert start >= 0 and duration > 0 and wait >= 0, r["Op Name"]
+    assert start + duration <= run_us + 1e-6, r["Op Name"]
+    total += duration
     for k, v in r.items():
         if k.endswith("_ratio") and v != "N/A":
             assert 0.0 <= float(v) <= 1.0 + 1e-9, (r["Op Name"], k, v)
-print(len(tiles))
+by_type = collections.Counter(r["Task Type"] for r in rows)
+slowest = max(rows, key=lambda r: float(r["Task Duration(us)"]))
+print(len(tiles), dict(by_type), slowest["Op Name"])
 )PY";
-  std::ofstream(dir / "check.py") << check;
-  const Result checked =
-      Shell(std::string(NPU_PYTHON) + " " + (dir / "check.py").string() + " " + trace.string() + " " +
-            summary.string());
-  ASSERT_EQ(checked.exit_code, 0) << checked.output;
-  EXPECT_GT(std::stoi(checked.output), 0);
-  fs::remove_all(dir);
+
+TEST(ProfileTraceTest, RunWritesOpSummaryAndTrace) {
+  for (auto [preset, header, task_types] :
+       {std::tuple{"ascend910b", kSeparatedHeader, "'AI_CORE': 2, 'AI_VECTOR_CORE': 3"},
+        std::tuple{"ascend910", kCoupledHeader, "'AI_CORE': 5"}}) {
+    SCOPED_TRACE(preset);
+    npu::testing::ServerProcess server({std::string("--preset=") + preset});
+    const fs::path dir = fs::path(::testing::TempDir()) / ("npu-trace-" + std::to_string(getpid()) + preset);
+    fs::create_directories(dir);
+    const fs::path trace = dir / "T.json", summary = dir / "S.csv";
+    const std::string examples = std::string(NPU_SOURCE_DIR) + "/examples/graphs/";
+    const Result run = Shell(std::string(NPU_CLI_BIN) + " --target " + server.target() + " run " + examples +
+                             "mlp.json --input x=" + examples + "mlp_x.npy --output-dir " + (dir / "out").string() +
+                             " --profile --trace " + trace.string() + " --op-summary " + summary.string());
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_NE(run.output.find("Task Wait Time(us)"), std::string::npos) << run.output;
+    EXPECT_NE(run.output.find("AI_CORE"), std::string::npos) << run.output;
+    EXPECT_NE(run.output.find("model_version davinci-cost-model/"), std::string::npos) << run.output;
+
+    const std::string csv = ReadFile(summary);
+    EXPECT_EQ(csv.substr(0, csv.find('\n')), header);
+    std::ofstream(dir / "check.py") << kCheck;
+    const Result checked = Shell(std::string(NPU_PYTHON) + " " + (dir / "check.py").string() + " " +
+                                 trace.string() + " " + summary.string());
+    ASSERT_EQ(checked.exit_code, 0) << checked.output;
+    EXPECT_NE(checked.output.find(task_types), std::string::npos) << checked.output;
+    fs::remove_all(dir);
+  }
 }
 
 }  // namespace

@@ -16,14 +16,16 @@ from npuserve._version import __version__
 from npuserve.channel import TLS
 from npuserve.client import Client, Handle, RegisteredGraph, RunResult, ValueType, connect
 from npuserve.errors import NpuError
-from npuserve.profile import OP_SUMMARY_COLUMNS, op_summary, op_summary_csv, write_op_summary_csv
+from npuserve.profile import (COUPLED_OP_SUMMARY_COLUMNS, OP_SUMMARY_COLUMNS, op_summary, op_summary_columns,
+                              op_summary_csv, write_op_summary_csv)
 from npuserve.tensors import (BOOL, FLOAT16, FLOAT32, INT8, INT32, INT64, NUMPY_DTYPES, device_dtype, from_tensor,
                               to_tensor)
 from npuserve._stubs import graph_pb2, profile_pb2, runtime_pb2, tensor_pb2
 
 __all__ = [
     "__version__", "connect", "Client", "TLS", "NpuError", "Handle", "RegisteredGraph", "RunResult", "ValueType",
-    "op_summary", "op_summary_csv", "write_op_summary_csv", "OP_SUMMARY_COLUMNS", "to_tensor", "from_tensor",
+    "op_summary", "op_summary_csv", "write_op_summary_csv", "OP_SUMMARY_COLUMNS", "COUPLED_OP_SUMMARY_COLUMNS",
+    "op_summary_columns", "to_tensor", "from_tensor",
     "device_dtype", "NUMPY_DTYPES", "FLOAT16", "FLOAT32", "INT32", "INT8", "BOOL", "INT64", "graph_pb2",
     "profile_pb2", "runtime_pb2", "tensor_pb2",
 ]
