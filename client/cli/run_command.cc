@@ -12,6 +12,7 @@
 #include "client/cli/command_inputs.h"
 #include "client/cli/cli_status.h"
 #include "client/cli/op_summary.h"
+#include "client/cli/overflow_warning.h"
 #include "client/cli/profile_table.h"
 #include "client/device_name.h"
 #include "client/host_tensor.h"
@@ -146,7 +147,8 @@ absl::StatusOr<npu::v1::RunRequest> PrepareRunRequest(const RunCommandArgs& args
   *request.mutable_graph() = *std::move(graph);
   npu::v1::RunOptions* options = request.mutable_options();
   options->set_device(*device);
-  options->set_profile(args.profile || !args.op_summary_path.empty() || !args.trace_path.empty());
+  // Always: the profile carries each node's overflow count, which the run warns about.
+  options->set_profile(true);
   options->set_debug(args.debug);
   for (const std::string& name : args.keep) options->add_keep_on_device(name);
   return request;
@@ -186,6 +188,7 @@ absl::Status WriteRunResults(const npu::v1::RunResponse& response, const RunComm
     out << "debug: " << written << " intermediate values -> " << dir << "\n";
   }
 
+  if (response.has_profile()) WarnAboutOverflow(response.profile(), notices);
   const bool wants_files = !args.op_summary_path.empty() || !args.trace_path.empty();
   if (args.profile || wants_files) {
     if (!response.has_profile()) {

@@ -20,7 +20,7 @@ struct RunCommandArgs {
   std::vector<std::string> inputs;  // "NAME=FILE.npy"
   std::string output_dir;
   std::string device = "npu:0";
-  bool profile = false;             // print the op summary table
+  bool profile = false;             // print the op summary table (the run is profiled anyway: overflow warnings)
   std::string op_summary_path;      // write the op summary as CSV here (asks for a profile)
   std::string trace_path;           // write a Chrome trace-event JSON here (asks for a profile)
   bool debug = false;
@@ -38,8 +38,10 @@ absl::StatusOr<npu::v1::RunRequest> PrepareRunRequest(const RunCommandArgs& args
 std::string SafeFileName(const std::string& value_name);
 
 // Writes DIR/NAME.npy per returned output (and DIR/intermediates/ in debug
-// mode), prints each output's name, dtype and shape, then the profile, and
-// writes the op summary CSV and the trace when asked.
+// mode), prints each output's name, dtype and shape, warns on `notices` about
+// nodes whose results overflowed (the request always asks for the profile,
+// which counts them), then prints the profile and writes the op summary CSV
+// and the trace when asked.
 absl::Status WriteRunResults(const npu::v1::RunResponse& response, const RunCommandArgs& args,
                              std::ostream& out, std::ostream& notices);
 

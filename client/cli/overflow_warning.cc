@@ -1,0 +1,41 @@
+#include "client/cli/overflow_warning.h"
+
+#include "absl/strings/str_format.h"
+
+namespace npu::client::cli {
+namespace {
+
+// Elements the node wrote (its outputs' shapes, as the profile describes them); 0 if not described.
+uint64_t OutputElements(const npu::v1::NodeProfile& node) {
+  uint64_t total = 0;
+  for (const npu::v1::TensorDesc& t : node.outputs()) {
+    uint64_t n = 1;
+    for (int64_t d : t.shape()) n *= static_cast<uint64_t>(d > 0 ? d : 0);
+    total += n;
+  }
+  return total;
+}
+
+}  // namespace
+
+int WarnAboutOverflow(const npu::v1::Profile& profile, std::ostream& out) {
+  int nodes = 0;
+  for (const npu::v1::NodeProfile& node : profile.nodes()) {
+    if (node.overflow_elements() == 0) continue;
+    ++nodes;
+    const uint64_t of = OutputElements(node);
+    out << absl::StrFormat("warning: overflow in node \"%s\" (%s): %d%s results saturated to +-65504 or became "
+                           "inf/NaN\n",
+                           node.name(), node.op_type(), node.overflow_elements(),
+                           of > 0 ? absl::StrFormat(" of %d", of) : "");
+  }
+  if (nodes > 0) {
+    out << absl::StrFormat(
+        "warning: %d node%s overflowed on %s (msprof's overflow alarm): later ops computed on clipped values. "
+        "Scale the inputs, keep the op in float32 (Cast), or, when training, lower the loss scale\n",
+        nodes, nodes == 1 ? "" : "s", profile.preset().empty() ? profile.device() : profile.preset());
+  }
+  return nodes;
+}
+
+}  // namespace npu::client::cli
