@@ -87,6 +87,12 @@ struct OpDef {
   // is variadic (Concat): then they are more of the same and none may be empty.
   bool variadic = false;
   int num_outputs = 1;
+  // Every attribute the op reads (node_attributes.h): the planner refuses any
+  // other, or a declared one of another kind or choice, before `infer` runs.
+  std::vector<AttrDef> attributes;
+  // Inputs whose values decide an output's shape (Reshape's shape, Slice's
+  // starts, ...): INT64/INT32 lists that must be initializers (ConstantInts).
+  std::vector<int> shape_inputs;
   // >= 0: output 0 is a view of this input's bytes (Reshape, Identity, ...);
   // the run sets it and the planner keeps the input's buffer alive for it.
   int output_aliases_input = -1;

@@ -209,6 +209,7 @@ class PlanBuilder {
         return NodeError(*pn.node, "required input ", j, " is empty");
       }
     }
+    if (auto s = ctx.attrs.CheckSchema(pn.op->attributes); !s.ok()) return s;
     absl::StatusOr<std::vector<TensorType>> types = absl::InternalError("not inferred");
     if (auto s = GuardedCall(*pn.node, "planning", [&] {
           types = pn.op->infer(ctx);

@@ -31,6 +31,7 @@ const bool kTestOpsRegistered = [] {
   OpDef thrower;
   thrower.name = "TestThrow";
   thrower.dtypes = {v1::FLOAT32};
+  thrower.attributes = {{"how", AttrKind::kString, {"runtime", "bad_alloc", "parallel"}}};
   thrower.infer = pass_through;
   thrower.run = [](RunContext& ctx) -> absl::Status {
     const std::string how = ctx.attrs.String("how", "runtime").value();

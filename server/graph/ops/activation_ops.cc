@@ -44,24 +44,16 @@ absl::StatusOr<UnaryParams> ParamsFor(UnaryOp op, const NodeAttributes& attrs) {
   return p;
 }
 
-absl::Status CheckAttributes(const InferContext& c, UnaryOp op) {
+std::vector<AttrDef> AttributesOf(UnaryOp op) {
   switch (op) {
-    case UnaryOp::kLeakyRelu: return c.attrs.CheckKnown({"alpha"});
-    case UnaryOp::kHardSigmoid: return c.attrs.CheckKnown({"alpha", "beta"});
-    case UnaryOp::kGeluErf: return c.attrs.CheckKnown({"approximate"});
-    default: return c.attrs.CheckKnown({});
+    case UnaryOp::kLeakyRelu: return {{"alpha", AttrKind::kFloat}};
+    case UnaryOp::kHardSigmoid: return {{"alpha", AttrKind::kFloat}, {"beta", AttrKind::kFloat}};
+    case UnaryOp::kGeluErf: return {{"approximate", AttrKind::kString, {"none", "tanh"}}};
+    default: return {};
   }
 }
 
 absl::StatusOr<std::vector<TensorType>> InferUnary(InferContext& c, UnaryOp op) {
-  if (auto s = CheckAttributes(c, op); !s.ok()) return s;
-  if (op == UnaryOp::kGeluErf) {
-    auto approx = c.attrs.String("approximate", "none");
-    if (!approx.ok()) return approx.status();
-    if (*approx != "none" && *approx != "tanh") {
-      return NodeError(c.node, "attribute \"approximate\" = \"", *approx, "\" (expected \"none\" or \"tanh\")");
-    }
-  }
   if (auto p = ParamsFor(op, c.attrs); !p.ok()) return p.status();
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     if (c.inputs[i] == nullptr) continue;
@@ -116,6 +108,7 @@ OpDef UnaryDef(std::string name, UnaryOp op, int max_inputs = 1) {
   d.task_type = device::TaskType::kAiVectorCore;
   d.dtypes = {v1::FLOAT16, v1::FLOAT32};
   d.max_inputs = max_inputs;
+  d.attributes = AttributesOf(op);
   d.infer = [op](InferContext& c) { return InferUnary(c, op); };
   d.run = [op](RunContext& c) { return RunUnary(c, op); };
   return d;

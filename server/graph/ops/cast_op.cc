@@ -16,7 +16,6 @@ namespace npu::graph::ops {
 namespace {
 
 absl::StatusOr<std::vector<TensorType>> InferCast(InferContext& c) {
-  if (auto s = c.attrs.CheckKnown({"to", "saturate"}); !s.ok()) return s;
   auto to = c.attrs.Int("to");
   if (!to.ok()) return to.status();
   // ONNX TensorProto codes: FLOAT=1, INT8=3, INT32=6, INT64=7, BOOL=9, FLOAT16=10.
@@ -79,6 +78,7 @@ void RegisterCastOp(OpRegistry& r) {
   d.units = "Vector, MTE2, MTE3";
   d.task_type = device::TaskType::kAiVectorCore;
   d.dtypes = {v1::FLOAT16, v1::FLOAT32, v1::INT32, v1::INT8, v1::BOOL, v1::INT64};
+  d.attributes = {{"to", AttrKind::kInt}, {"saturate", AttrKind::kInt}};
   d.infer = InferCast;
   d.run = RunCast;
   r.Register(std::move(d));

@@ -24,7 +24,6 @@ const std::vector<DataType> kOrderedTypes = {v1::FLOAT16, v1::FLOAT32, v1::INT32
 const std::vector<DataType> kEqualTypes = {v1::FLOAT16, v1::FLOAT32, v1::INT32, v1::INT8, v1::INT64, v1::BOOL};
 
 absl::StatusOr<std::vector<TensorType>> InferCompare(InferContext& c, const std::vector<DataType>& accepted) {
-  if (auto s = c.attrs.CheckKnown({}); !s.ok()) return s;
   const TensorType& a = *c.inputs[0];
   const TensorType& b = *c.inputs[1];
   if (std::find(accepted.begin(), accepted.end(), a.dtype) == accepted.end()) {

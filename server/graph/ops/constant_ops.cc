@@ -72,7 +72,6 @@ absl::Status RunConstant(RunContext& ctx) {
 }
 
 absl::StatusOr<std::vector<TensorType>> InferShape(InferContext& c) {
-  if (auto s = c.attrs.CheckKnown({"start", "end"}); !s.ok()) return s;
   const int64_t rank = static_cast<int64_t>(c.inputs[0]->shape.size());
   auto start = c.attrs.Int("start", 0);
   auto end = c.attrs.Int("end", rank);
@@ -101,6 +100,9 @@ void RegisterConstantOps(OpRegistry& r) {
   c.units = "none (plan-time value)";
   c.dtypes = {v1::FLOAT16, v1::FLOAT32, v1::INT32, v1::INT8, v1::BOOL, v1::INT64};
   c.min_inputs = c.max_inputs = 0;
+  c.attributes = {{"value", AttrKind::kTensor},      {"value_float", AttrKind::kFloat},
+                  {"value_floats", AttrKind::kFloats}, {"value_int", AttrKind::kInt},
+                  {"value_ints", AttrKind::kInts}};
   c.infer = InferConstant;
   c.run = RunConstant;
   r.Register(std::move(c));
@@ -108,6 +110,7 @@ void RegisterConstantOps(OpRegistry& r) {
   s.name = "Shape";
   s.units = "Scalar";
   s.dtypes = {v1::FLOAT16, v1::FLOAT32, v1::INT32, v1::INT8, v1::BOOL, v1::INT64};
+  s.attributes = {{"start", AttrKind::kInt}, {"end", AttrKind::kInt}};
   s.infer = InferShape;
   s.run = RunShape;
   r.Register(std::move(s));

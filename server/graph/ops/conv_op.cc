@@ -70,9 +70,6 @@ absl::StatusOr<ConvGeometry> Geometry(const v1::Node& node, const NodeAttributes
   if ((*k)[0] != wt[2] || (*k)[1] != wt[3]) {
     return NodeError(node, "attribute \"kernel_shape\" does not match the weights ", ShapeToString(wt));
   }
-  if (*auto_pad != "NOTSET" && *auto_pad != "VALID") {
-    return NodeError(node, "attribute \"auto_pad\" = ", Quoted(*auto_pad), " is not supported (NOTSET, VALID)");
-  }
   g.group = *group;
   g.sh = (*s)[0], g.sw = (*s)[1], g.dh = (*d)[0], g.dw = (*d)[1];
   if (*auto_pad == "NOTSET") g.pt = (*p)[0], g.pl = (*p)[1], g.pb = (*p)[2], g.pr = (*p)[3];
@@ -103,9 +100,6 @@ absl::StatusOr<ConvGeometry> Geometry(const v1::Node& node, const NodeAttributes
 absl::Status PrepareConv(InferContext& c, const ConvGeometry& g);
 
 absl::StatusOr<std::vector<TensorType>> InferConv(InferContext& c) {
-  if (auto s = c.attrs.CheckKnown({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}); !s.ok()) {
-    return s;
-  }
   const TensorType& x = *c.inputs[0];
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     if (c.inputs[i] == nullptr) continue;
@@ -299,6 +293,12 @@ void RegisterConvOp(OpRegistry& r) {
   d.dtypes = {v1::FLOAT16, v1::FLOAT32};
   d.min_inputs = 2;
   d.max_inputs = 3;
+  d.attributes = {{"auto_pad", AttrKind::kString, {"NOTSET", "VALID"}},
+                  {"dilations", AttrKind::kInts},
+                  {"group", AttrKind::kInt},
+                  {"kernel_shape", AttrKind::kInts},
+                  {"pads", AttrKind::kInts},
+                  {"strides", AttrKind::kInts}};
   d.infer = InferConv;
   d.run = RunConv;
   r.Register(std::move(d));

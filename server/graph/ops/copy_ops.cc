@@ -36,7 +36,6 @@ absl::StatusOr<std::vector<int64_t>> PermOf(const v1::Node& node, const NodeAttr
 }
 
 absl::StatusOr<std::vector<TensorType>> InferTranspose(InferContext& c) {
-  if (auto s = c.attrs.CheckKnown({"perm"}); !s.ok()) return s;
   const TensorType& x = *c.inputs[0];
   auto perm = PermOf(c.node, c.attrs, static_cast<int64_t>(x.shape.size()));
   if (!perm.ok()) return perm.status();
@@ -96,7 +95,6 @@ absl::StatusOr<SliceSpec> ComputeSlice(const InferContext& c, const Shape& shape
 }
 
 absl::StatusOr<std::vector<TensorType>> InferSlice(InferContext& c) {
-  if (auto s = c.attrs.CheckKnown({}); !s.ok()) return s;
   std::vector<std::vector<int64_t>> args(5);
   for (int i = 1; i < static_cast<int>(c.inputs.size()); ++i) {
     if (!HasInput(c, i)) continue;
@@ -128,7 +126,6 @@ absl::Status RunSlice(RunContext& ctx) {
 // ---- Expand ----------------------------------------------------------------
 
 absl::StatusOr<std::vector<TensorType>> InferExpand(InferContext& c) {
-  if (auto s = c.attrs.CheckKnown({}); !s.ok()) return s;
   auto shape = ConstantShape(c, 1);
   if (!shape.ok()) return shape.status();
   if (auto n = CheckedElements(*shape, InputLabel(c.node, 1)); !n.ok()) return AtNode(c.node, n.status());
@@ -153,7 +150,6 @@ absl::Status RunExpand(RunContext& ctx) {
 // ---- Concat / Split --------------------------------------------------------
 
 absl::StatusOr<std::vector<TensorType>> InferConcat(InferContext& c) {
-  if (auto s = c.attrs.CheckKnown({"axis"}); !s.ok()) return s;
   auto attr = c.attrs.Int("axis");
   if (!attr.ok()) return attr.status();
   const TensorType& first = *c.inputs[0];
@@ -232,7 +228,6 @@ absl::StatusOr<std::vector<int64_t>> SplitSizes(const InferContext& c, int64_t d
 }
 
 absl::StatusOr<std::vector<TensorType>> InferSplit(InferContext& c) {
-  if (auto s = c.attrs.CheckKnown({"axis", "split", "num_outputs"}); !s.ok()) return s;
   const TensorType& x = *c.inputs[0];
   auto attr = c.attrs.Int("axis", 0);
   if (!attr.ok()) return attr.status();
@@ -263,7 +258,8 @@ absl::Status RunSplit(RunContext& ctx) {
 }
 
 OpDef CopyDef(std::string name, std::function<absl::StatusOr<std::vector<TensorType>>(InferContext&)> infer,
-              std::function<absl::Status(RunContext&)> run, int min_inputs, int max_inputs) {
+              std::function<absl::Status(RunContext&)> run, int min_inputs, int max_inputs,
+              std::vector<AttrDef> attributes = {}, std::vector<int> shape_inputs = {}) {
   OpDef d;
   d.name = std::move(name);
   d.units = "MTE2, MTE3";
@@ -271,6 +267,8 @@ OpDef CopyDef(std::string name, std::function<absl::StatusOr<std::vector<TensorT
   d.dtypes = kAllTypes;
   d.min_inputs = min_inputs;
   d.max_inputs = max_inputs;
+  d.attributes = std::move(attributes);
+  d.shape_inputs = std::move(shape_inputs);
   d.infer = std::move(infer);
   d.run = std::move(run);
   return d;
@@ -279,13 +277,14 @@ OpDef CopyDef(std::string name, std::function<absl::StatusOr<std::vector<TensorT
 }  // namespace
 
 void RegisterCopyOps(OpRegistry& r) {
-  r.Register(CopyDef("Transpose", InferTranspose, RunTranspose, 1, 1));
-  r.Register(CopyDef("Slice", InferSlice, RunSlice, 3, 5));
-  r.Register(CopyDef("Expand", InferExpand, RunExpand, 2, 2));
-  OpDef concat = CopyDef("Concat", InferConcat, RunConcat, 1, 4096);
+  r.Register(CopyDef("Transpose", InferTranspose, RunTranspose, 1, 1, {{"perm", AttrKind::kInts}}));
+  r.Register(CopyDef("Slice", InferSlice, RunSlice, 3, 5, {}, {1, 2, 3, 4}));
+  r.Register(CopyDef("Expand", InferExpand, RunExpand, 2, 2, {}, {1}));
+  OpDef concat = CopyDef("Concat", InferConcat, RunConcat, 1, 4096, {{"axis", AttrKind::kInt}});
   concat.variadic = true;
   r.Register(std::move(concat));
-  OpDef split = CopyDef("Split", InferSplit, RunSplit, 1, 2);
+  OpDef split = CopyDef("Split", InferSplit, RunSplit, 1, 2,
+                        {{"axis", AttrKind::kInt}, {"split", AttrKind::kInts}, {"num_outputs", AttrKind::kInt}}, {1});
   split.num_outputs = 256;
   r.Register(std::move(split));
 }

@@ -53,7 +53,6 @@ void RunIntegerBinary(RunContext& ctx, const BroadcastMap& ma, const BroadcastMa
 }
 
 absl::StatusOr<std::vector<TensorType>> InferBinary(InferContext& c, BinaryOp op) {
-  if (auto s = c.attrs.CheckKnown({}); !s.ok()) return s;
   for (int i = 0; i < 2; ++i) {
     if (auto s = CheckNumeric(c, i); !s.ok()) return s;
   }
@@ -101,7 +100,6 @@ absl::Status RunBinary(RunContext& ctx, BinaryOp op) {
 }
 
 absl::StatusOr<std::vector<TensorType>> InferWhere(InferContext& c) {
-  if (auto s = c.attrs.CheckKnown({}); !s.ok()) return s;
   if (c.inputs[0]->dtype != v1::BOOL) {
     return NodeError(c.node, InputLabel(c.node, 0), ": condition must be BOOL, got ",
                      DataTypeName(c.inputs[0]->dtype));

@@ -14,7 +14,6 @@ namespace npu::graph::ops {
 namespace {
 
 absl::StatusOr<std::vector<TensorType>> InferGather(InferContext& c) {
-  if (auto s = c.attrs.CheckKnown({"axis"}); !s.ok()) return s;
   const TensorType& data = *c.inputs[0];
   const TensorType& idx = *c.inputs[1];
   if (idx.dtype != v1::INT64 && idx.dtype != v1::INT32) {
@@ -81,6 +80,7 @@ void RegisterGatherOp(OpRegistry& r) {
   d.task_type = device::TaskType::kAiVectorCore;
   d.dtypes = {v1::FLOAT16, v1::FLOAT32, v1::INT32, v1::INT8, v1::BOOL, v1::INT64};
   d.min_inputs = d.max_inputs = 2;
+  d.attributes = {{"axis", AttrKind::kInt}};
   d.infer = InferGather;
   d.run = RunGather;
   r.Register(std::move(d));

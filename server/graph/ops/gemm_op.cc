@@ -46,7 +46,6 @@ struct GemmPlan {
 std::vector<float> RowBias(const HostTensor& c, int64_t n);
 
 absl::StatusOr<std::vector<TensorType>> InferGemm(InferContext& c) {
-  if (auto s = c.attrs.CheckKnown({"alpha", "beta", "transA", "transB"}); !s.ok()) return s;
   auto at = ReadAttrs(c.attrs);
   if (!at.ok()) return at.status();
   const TensorType& a = *c.inputs[0];
@@ -177,6 +176,10 @@ void RegisterGemmOp(OpRegistry& r) {
   d.dtypes = {v1::FLOAT16, v1::FLOAT32};
   d.min_inputs = 2;
   d.max_inputs = 3;
+  d.attributes = {{"alpha", AttrKind::kFloat},
+                  {"beta", AttrKind::kFloat},
+                  {"transA", AttrKind::kInt},
+                  {"transB", AttrKind::kInt}};
   d.infer = InferGemm;
   d.run = RunGemm;
   r.Register(std::move(d));

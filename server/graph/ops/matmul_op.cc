@@ -89,7 +89,6 @@ MatMulPlan PlanBatching(const MatMulDims& d) {
 }
 
 absl::StatusOr<std::vector<TensorType>> InferMatMul(InferContext& c) {
-  if (auto s = c.attrs.CheckKnown({}); !s.ok()) return s;
   const TensorType& a = *c.inputs[0];
   const TensorType& b = *c.inputs[1];
   for (int i = 0; i < 2; ++i) {

@@ -36,7 +36,6 @@ std::vector<float> AsFloats(const HostTensor& t) {
 // ---- LayerNormalization ----------------------------------------------------
 
 absl::StatusOr<std::vector<TensorType>> InferLayerNorm(InferContext& c) {
-  if (auto s = c.attrs.CheckKnown({"axis", "epsilon", "stash_type"}); !s.ok()) return s;
   const TensorType& x = *c.inputs[0];
   for (int i = 0; i < static_cast<int>(c.inputs.size()); ++i) {
     if (c.inputs[i] == nullptr) continue;
@@ -146,11 +145,6 @@ absl::StatusOr<GroupNormShape> GroupNormOf(const InferContext& c, int64_t groups
 }
 
 absl::StatusOr<std::vector<TensorType>> InferGroupNorm(InferContext& c, bool instance) {
-  if (instance) {
-    if (auto s = c.attrs.CheckKnown({"epsilon"}); !s.ok()) return s;
-  } else if (auto s = c.attrs.CheckKnown({"epsilon", "num_groups", "stash_type"}); !s.ok()) {
-    return s;
-  }
   for (int i = 0; i < 3; ++i) {
     if (auto s = CheckFloat(c, i); !s.ok()) return s;
   }
@@ -203,7 +197,6 @@ absl::Status RunGroupNorm(RunContext& ctx, bool instance) {
 // ---- BatchNormalization (inference) ----------------------------------------
 
 absl::StatusOr<std::vector<TensorType>> InferBatchNorm(InferContext& c) {
-  if (auto s = c.attrs.CheckKnown({"epsilon", "momentum", "training_mode", "spatial"}); !s.ok()) return s;
   if (c.attrs.Int("training_mode", 0).value_or(1) != 0) {
     return NodeError(c.node, "attribute \"training_mode\" must be 0: only inference is supported");
   }
@@ -266,6 +259,7 @@ void RegisterNormOps(OpRegistry& r) {
   ln.min_inputs = 2;
   ln.max_inputs = 3;
   ln.num_outputs = 3;
+  ln.attributes = {{"axis", AttrKind::kInt}, {"epsilon", AttrKind::kFloat}, {"stash_type", AttrKind::kInt}};
   ln.infer = InferLayerNorm;
   ln.run = RunLayerNorm;
   r.Register(std::move(ln));
@@ -275,6 +269,10 @@ void RegisterNormOps(OpRegistry& r) {
   bn.task_type = device::TaskType::kAiVectorCore;
   bn.dtypes = {v1::FLOAT16, v1::FLOAT32};
   bn.min_inputs = bn.max_inputs = 5;
+  bn.attributes = {{"epsilon", AttrKind::kFloat},
+                   {"momentum", AttrKind::kFloat},
+                   {"training_mode", AttrKind::kInt},
+                   {"spatial", AttrKind::kInt}};
   bn.infer = InferBatchNorm;
   bn.run = RunBatchNorm;
   r.Register(std::move(bn));
@@ -285,6 +283,11 @@ void RegisterNormOps(OpRegistry& r) {
     g.task_type = device::TaskType::kAiVectorCore;
     g.dtypes = {v1::FLOAT16, v1::FLOAT32};
     g.min_inputs = g.max_inputs = 3;
+    g.attributes = {{"epsilon", AttrKind::kFloat}};
+    if (!instance) {
+      g.attributes.push_back({"num_groups", AttrKind::kInt});
+      g.attributes.push_back({"stash_type", AttrKind::kInt});
+    }
     g.infer = [instance](InferContext& c) { return InferGroupNorm(c, instance); };
     g.run = [instance](RunContext& c) { return RunGroupNorm(c, instance); };
     r.Register(std::move(g));

@@ -53,9 +53,6 @@ absl::StatusOr<PoolGeometry> Geometry(const v1::Node& node, const NodeAttributes
     return NodeError(node, "attributes \"strides\" and \"dilations\" need 2 entries, \"pads\" 4; got ", s->size(),
                      ", ", d->size(), " and ", p->size());
   }
-  if (*auto_pad != "NOTSET" && *auto_pad != "VALID") {
-    return NodeError(node, "attribute \"auto_pad\" = ", Quoted(*auto_pad), " is not supported (NOTSET, VALID)");
-  }
   if (*order != 0) return NodeError(node, "attribute \"storage_order\" must be 0");
   if (!max && ((*d)[0] != 1 || (*d)[1] != 1)) return NodeError(node, "AveragePool dilations must be 1");
   PoolGeometry g{(*k)[0], (*k)[1], (*s)[0], (*s)[1], (*d)[0], (*d)[1], (*p)[0], (*p)[1], (*p)[2], (*p)[3]};
@@ -79,17 +76,6 @@ absl::StatusOr<PoolGeometry> Geometry(const v1::Node& node, const NodeAttributes
 }
 
 absl::StatusOr<std::vector<TensorType>> InferPool(InferContext& c, bool max) {
-  if (max) {
-    if (auto s = c.attrs.CheckKnown({"kernel_shape", "strides", "pads", "dilations", "ceil_mode", "auto_pad",
-                                     "storage_order"});
-        !s.ok()) {
-      return s;
-    }
-  } else if (auto s = c.attrs.CheckKnown({"kernel_shape", "strides", "pads", "dilations", "ceil_mode", "auto_pad",
-                                            "count_include_pad"});
-             !s.ok()) {
-    return s;
-  }
   const TensorType& x = *c.inputs[0];
   if (!IsFloat(x.dtype)) {
     return NodeError(c.node, InputLabel(c.node, 0), ": dtype ", DataTypeName(x.dtype),
@@ -163,7 +149,6 @@ absl::Status RunPool(RunContext& ctx, bool max) {
 }
 
 absl::StatusOr<std::vector<TensorType>> InferGlobalAvg(InferContext& c) {
-  if (auto s = c.attrs.CheckKnown({}); !s.ok()) return s;
   const TensorType& x = *c.inputs[0];
   if (!IsFloat(x.dtype) || x.shape.size() < 3) {
     return NodeError(c.node, InputLabel(c.node, 0), " must be FLOAT16/FLOAT32 of rank >= 3, got ", ToString(x));
@@ -199,6 +184,10 @@ OpDef PoolDef(std::string name, bool max) {
   d.units = "Vector, MTE2, MTE3";
   d.task_type = device::TaskType::kAiVectorCore;
   d.dtypes = {v1::FLOAT16, v1::FLOAT32};
+  d.attributes = {{"kernel_shape", AttrKind::kInts}, {"strides", AttrKind::kInts},
+                  {"pads", AttrKind::kInts},         {"dilations", AttrKind::kInts},
+                  {"ceil_mode", AttrKind::kInt},     {"auto_pad", AttrKind::kString, {"NOTSET", "VALID"}}};
+  d.attributes.push_back({max ? "storage_order" : "count_include_pad", AttrKind::kInt});
   d.infer = [max](InferContext& c) { return InferPool(c, max); };
   d.run = [max](RunContext& c) { return RunPool(c, max); };
   return d;

@@ -68,11 +68,6 @@ absl::StatusOr<ReducePlan> PlanReduce(const v1::Node& node, const NodeAttributes
 }
 
 absl::StatusOr<std::vector<TensorType>> InferReduce(InferContext& c, Reduce kind) {
-  if (kind == Reduce::kArgMax) {
-    if (auto s = c.attrs.CheckKnown({"axis", "keepdims", "select_last_index"}); !s.ok()) return s;
-  } else if (auto s = c.attrs.CheckKnown({"axes", "keepdims", "noop_with_empty_axes"}); !s.ok()) {
-    return s;
-  }
   const TensorType& x = *c.inputs[0];
   if (!IsFloat(x.dtype) && x.dtype != v1::INT32) {
     return NodeError(c.node, InputLabel(c.node, 0), ": dtype ", DataTypeName(x.dtype),
@@ -258,6 +253,12 @@ OpDef ReduceDef(std::string name, Reduce kind) {
   d.task_type = device::TaskType::kAiVectorCore;
   d.dtypes = {v1::FLOAT16, v1::FLOAT32, v1::INT32};
   d.max_inputs = kind == Reduce::kArgMax ? 1 : 2;
+  if (kind == Reduce::kArgMax) {
+    d.attributes = {{"axis", AttrKind::kInt}, {"keepdims", AttrKind::kInt}, {"select_last_index", AttrKind::kInt}};
+  } else {
+    d.attributes = {{"axes", AttrKind::kInts}, {"keepdims", AttrKind::kInt}, {"noop_with_empty_axes", AttrKind::kInt}};
+    d.shape_inputs = {1};
+  }
   d.infer = [kind](InferContext& c) { return InferReduce(c, kind); };
   d.run = [kind](RunContext& c) { return kind == Reduce::kArgMax ? RunArgMax(c) : RunReduce(c, kind); };
   return d;

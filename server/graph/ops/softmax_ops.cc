@@ -17,7 +17,6 @@ namespace npu::graph::ops {
 namespace {
 
 absl::StatusOr<std::vector<TensorType>> InferSoftmax(InferContext& c) {
-  if (auto s = c.attrs.CheckKnown({"axis"}); !s.ok()) return s;
   const TensorType& x = *c.inputs[0];
   if (!IsFloat(x.dtype)) {
     return NodeError(c.node, InputLabel(c.node, 0), ": dtype ", DataTypeName(x.dtype),
@@ -80,6 +79,7 @@ OpDef SoftmaxDef(std::string name, bool log) {
   d.units = "Vector, MTE2, MTE3";
   d.task_type = device::TaskType::kAiVectorCore;
   d.dtypes = {v1::FLOAT16, v1::FLOAT32};
+  d.attributes = {{"axis", AttrKind::kInt}};
   d.infer = InferSoftmax;
   d.run = [log](RunContext& c) { return RunSoftmax(c, log); };
   return d;

@@ -30,7 +30,6 @@ absl::Status RunAlias(RunContext& ctx) {
 }
 
 absl::StatusOr<std::vector<TensorType>> InferReshape(InferContext& c) {
-  if (auto s = c.attrs.CheckKnown({"allowzero"}); !s.ok()) return s;
   auto allowzero = c.attrs.Int("allowzero", 0);
   if (!allowzero.ok()) return allowzero.status();
   auto target = ConstantShape(c, 1);
@@ -82,7 +81,6 @@ absl::StatusOr<std::vector<TensorType>> InferReshape(InferContext& c) {
 }
 
 absl::StatusOr<std::vector<TensorType>> InferFlatten(InferContext& c) {
-  if (auto s = c.attrs.CheckKnown({"axis"}); !s.ok()) return s;
   const TensorType& x = *c.inputs[0];
   const int64_t rank = static_cast<int64_t>(x.shape.size());
   auto attr = c.attrs.Int("axis", 1);
@@ -109,7 +107,6 @@ absl::StatusOr<std::vector<int64_t>> AxesOf(InferContext& c, std::string* what) 
 }
 
 absl::StatusOr<std::vector<TensorType>> InferSqueeze(InferContext& c) {
-  if (auto s = c.attrs.CheckKnown({"axes"}); !s.ok()) return s;
   std::string what;
   auto axes = AxesOf(c, &what);
   if (!axes.ok()) return axes.status();
@@ -136,7 +133,6 @@ absl::StatusOr<std::vector<TensorType>> InferSqueeze(InferContext& c) {
 }
 
 absl::StatusOr<std::vector<TensorType>> InferUnsqueeze(InferContext& c) {
-  if (auto s = c.attrs.CheckKnown({"axes"}); !s.ok()) return s;
   std::string what;
   auto axes = AxesOf(c, &what);
   if (!axes.ok()) return axes.status();
@@ -155,12 +151,10 @@ absl::StatusOr<std::vector<TensorType>> InferUnsqueeze(InferContext& c) {
 }
 
 absl::StatusOr<std::vector<TensorType>> InferIdentity(InferContext& c) {
-  if (auto s = c.attrs.CheckKnown({}); !s.ok()) return s;
   return std::vector<TensorType>{*c.inputs[0]};
 }
 
 absl::StatusOr<std::vector<TensorType>> InferDropout(InferContext& c) {
-  if (auto s = c.attrs.CheckKnown({"seed"}); !s.ok()) return s;
   if (HasInput(c, 2)) {
     const HostTensor* training = c.constants[2];
     if (training == nullptr || training->type().dtype != v1::BOOL || training->type().elements() != 1 ||
@@ -181,7 +175,8 @@ absl::Status RunDropout(RunContext& ctx) {
 }
 
 OpDef ViewDef(std::string name, std::function<absl::StatusOr<std::vector<TensorType>>(InferContext&)> infer,
-              int min_inputs, int max_inputs) {
+              int min_inputs, int max_inputs, std::vector<AttrDef> attributes = {},
+              std::vector<int> shape_inputs = {}) {
   OpDef d;
   d.name = std::move(name);
   d.units = "none (view)";
@@ -189,6 +184,8 @@ OpDef ViewDef(std::string name, std::function<absl::StatusOr<std::vector<TensorT
   d.dtypes = kAllTypes;
   d.min_inputs = min_inputs;
   d.max_inputs = max_inputs;
+  d.attributes = std::move(attributes);
+  d.shape_inputs = std::move(shape_inputs);
   d.infer = std::move(infer);
   d.run = RunAlias;
   d.output_aliases_input = 0;
@@ -198,12 +195,12 @@ OpDef ViewDef(std::string name, std::function<absl::StatusOr<std::vector<TensorT
 }  // namespace
 
 void RegisterViewOps(OpRegistry& r) {
-  r.Register(ViewDef("Reshape", InferReshape, 2, 2));
-  r.Register(ViewDef("Flatten", InferFlatten, 1, 1));
-  r.Register(ViewDef("Squeeze", InferSqueeze, 1, 2));
-  r.Register(ViewDef("Unsqueeze", InferUnsqueeze, 1, 2));
+  r.Register(ViewDef("Reshape", InferReshape, 2, 2, {{"allowzero", AttrKind::kInt}}, {1}));
+  r.Register(ViewDef("Flatten", InferFlatten, 1, 1, {{"axis", AttrKind::kInt}}));
+  r.Register(ViewDef("Squeeze", InferSqueeze, 1, 2, {{"axes", AttrKind::kInts}}, {1}));
+  r.Register(ViewDef("Unsqueeze", InferUnsqueeze, 1, 2, {{"axes", AttrKind::kInts}}, {1}));
   r.Register(ViewDef("Identity", InferIdentity, 1, 1));
-  OpDef dropout = ViewDef("Dropout", InferDropout, 1, 3);
+  OpDef dropout = ViewDef("Dropout", InferDropout, 1, 3, {{"seed", AttrKind::kInt}});
   dropout.num_outputs = 2;
   dropout.run = RunDropout;
   r.Register(std::move(dropout));
