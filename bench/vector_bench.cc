@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <random>
 #include <string>
@@ -59,13 +60,28 @@ HostTensor Random(TensorType type) {
   return t;
 }
 
-// Runs the registered op `op_type` on `inputs` (attributes in `node`).
+// Runs the registered op `op_type` on `inputs` (attributes in `node`), planned
+// as the server plans it: its infer (prepare) once, with every input but the
+// first as a constant (weights, scales), then only runs.
 std::function<void()> OpRunner(v1::Node& node, const std::vector<const HostTensor*>& inputs, TensorType out_type,
                                const device::DevicePreset& preset) {
   const graph::OpDef* op = graph::OpRegistry::Global().Find(node.op_type());
+  graph::InferContext infer{node, {}, {}};
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    infer.inputs.push_back(&inputs[i]->type());
+    infer.constants.push_back(i == 0 ? nullptr : inputs[i]);
+  }
+  infer.preset = &preset;
+  auto types = op->infer(infer);
+  if (!types.ok()) {
+    std::fprintf(stderr, "%s: %s\n", node.op_type().c_str(), std::string(types.status().message()).c_str());
+    std::exit(1);
+  }
+  std::shared_ptr<const void> state = infer.state;
   auto out = std::make_shared<HostTensor>(HostTensor::Allocate(out_type));
-  return [op, &node, inputs, out, &preset] {
+  return [op, &node, inputs, out, &preset, state] {
     graph::RunContext ctx{node, graph::NodeAttributes(node), inputs, {*out}, preset, {}};
+    ctx.state = state.get();
     (void)op->run(ctx);
   };
 }

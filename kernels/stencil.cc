@@ -9,6 +9,9 @@ namespace {
 
 // The kernel taps [begin, end) of a window starting at `start` (stride of
 // `dilation`) that land in [0, extent).
+// ceil(a / b) for b > 0, 0 for a <= 0.
+int64_t CeilDiv(int64_t a, int64_t b) { return a <= 0 ? 0 : (a + b - 1) / b; }
+
 struct TapRange {
   int64_t begin = 0, end = 0;
 };
@@ -75,9 +78,15 @@ void PadPlane(const StencilShape& s, const void* in, bool fp16, float pad, float
       std::fill(dst + hi, dst + cols, pad);
       continue;
     }
-    for (int64_t c = 0; c < cols; ++c) {
-      const int64_t ix = c - s.pl;
-      dst[(c % s.sw) * phase + c / s.sw] = ix >= 0 && ix < s.w ? row[ix] : pad;
+    for (int64_t q = 0; q < s.sw; ++q) {  // phase q holds padded columns q, q + sw, q + 2 sw, ...
+      // Element j is input column q - pl + sw j: inside the row for j in [lo, hi).
+      const int64_t lo = std::min(phase, CeilDiv(s.pl - q, s.sw));
+      const int64_t hi = std::max(lo, std::min(phase, CeilDiv(s.w + s.pl - q, s.sw)));
+      float* d = dst + q * phase;
+      std::fill(d, d + lo, pad);
+      const float* src = row.data() + (q - s.pl);
+      for (int64_t j = lo; j < hi; ++j) d[j] = src[s.sw * j];
+      std::fill(d + hi, d + phase, pad);
     }
   }
 }

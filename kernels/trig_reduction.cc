@@ -34,7 +34,7 @@ double ReduceHalfPi(float x, int* quadrant) {
   const u128 w = TwoOverPiWindow(e - 2);
   const u128 p = ((mant * (w >> 64)) << 64) + static_cast<u128>(mant) * static_cast<uint64_t>(w);  // mod 2^128
   int q = static_cast<int>(p >> 126);
-  u128 frac = p << 2;  // the fraction, in units of 2^-128
+  u128 frac = p << 2;    // the fraction, in units of 2^-128
   if (frac >> 127) ++q;  // f >= 1/2: round up, f - 1 as two's complement
   const auto signed_frac = static_cast<__int128>(frac);
   const double hi = static_cast<double>(static_cast<int64_t>(signed_frac >> 64));

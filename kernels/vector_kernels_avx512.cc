@@ -28,7 +28,8 @@ struct Isa {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
   }
   static void StoreHalf(half_bits* p, Vec v) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    const __m256i h = _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), h);
   }
 
   static Vec Add(Vec a, Vec b) { return _mm512_add_ps(a, b); }
@@ -89,7 +90,8 @@ struct Isa {
     }
     static Isa::Vec Join(const Vec (&p)[kParts]) {
       const __m256 lo = _mm512_cvtpd_ps(p[0]), hi = _mm512_cvtpd_ps(p[1]);
-      return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)), _mm256_castps_pd(hi), 1));
+      const __m512d both = _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)), _mm256_castps_pd(hi), 1);
+      return _mm512_castpd_ps(both);
     }
     static Vec Set(double v) { return _mm512_set1_pd(v); }
     static Vec Load(const double* p) { return _mm512_loadu_pd(p); }

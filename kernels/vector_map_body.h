@@ -160,7 +160,8 @@ uint64_t UnaryKernel(UnaryOp op, const UnaryParams& p, VecSrc x, VecDst y, size_
       const Vec alpha = Isa::Set(p.alpha), beta = Isa::Set(p.beta);
       return map([alpha, beta](Vec v) {
         const Vec t = Isa::Add(Isa::Mul(alpha, v), beta);
-        return Isa::Select(Isa::Lt(Isa::Set(1.0f), t), Isa::Set(1.0f), Isa::Select(Isa::Lt(t, Isa::Zero()), Isa::Zero(), t));
+        return Isa::Select(Isa::Lt(Isa::Set(1.0f), t), Isa::Set(1.0f),
+                           Isa::Select(Isa::Lt(t, Isa::Zero()), Isa::Zero(), t));
       });
     }
     case UnaryOp::kClip: {
@@ -219,9 +220,7 @@ uint64_t ConvertKernel(VecSrc x, VecDst y, size_t n, bool sat) {
   return Map1(x, y, n, sat, [](Vec v) { return v; });
 }
 
-void WidenKernel(const half_bits* in, float* out, size_t n) {
-  ConvertKernel(F16Src(in), F32Dst(out), n, false);
-}
+void WidenKernel(const half_bits* in, float* out, size_t n) { ConvertKernel(F16Src(in), F32Dst(out), n, false); }
 
 uint64_t NarrowKernel(const float* in, half_bits* out, size_t n, bool sat) {
   return ConvertKernel(F32Src(in), F16Dst(out), n, sat);

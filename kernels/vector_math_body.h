@@ -78,7 +78,7 @@ VECTOR_INLINE Vec Exp(Vec x) { return ExpOf(ExpSplit(x, Isa::Zero())); }
 VECTOR_INLINE Vec TimesSigmoid(Vec m, Vec thi, Vec tlo) {
   const VMask neg = Isa::Lt(thi, Isa::Zero());
   const ExpParts e = ExpSplit(Isa::Neg(Isa::Abs(thi)), Isa::Select(neg, tlo, Isa::Neg(tlo)));
-  const Vec scale = Isa::Mul(e.s1, e.s2);  // exact while 1 + e^-|t| != 1
+  const Vec scale = Isa::Mul(e.s1, e.s2);                                   // exact while 1 + e^-|t| != 1
   const Vec den = Isa::Fma(scale, e.pm1, Isa::Add(Isa::Set(1.0f), scale));  // 1 + e^-|t|, one rounding
   return Isa::Select(neg, TimesExp(Isa::Div(m, den), e), Isa::Div(m, den));
 }
@@ -109,7 +109,7 @@ VECTOR_INLINE Vec TimesErfc(Vec m, Vec z, Vec z2hi, Vec z2lo) {
   const Vec d = Isa::Add(one, z);
   const Vec dl = Isa::Sub(z, Isa::Sub(d, one));  // 1 + z = d + dl exactly
   const Vec t = Isa::Div(one, d);
-  const Vec residual = Isa::Fma(Isa::Neg(d), t, one);  // 1 - d t, exact
+  const Vec residual = Isa::Fma(Isa::Neg(d), t, one);               // 1 - d t, exact
   const Vec tl = Isa::Mul(t, Isa::Fma(Isa::Neg(dl), t, residual));  // 1/(d + dl) = t + tl
   const Vec r = Poly(Isa::Sub(t, Isa::Set(kErfcCenter)), kErfcR);
   const Vec q = Isa::Fma(t, r, Isa::Mul(tl, r));
@@ -155,8 +155,8 @@ VECTOR_INLINE Vec GeluErf(Vec x) {
   const Vec half_x = Isa::Mul(Isa::Set(0.5f), xc);
   const Vec small = Isa::Fma(half_x, ErfSmall(zs, Isa::Mul(zs, zs)), half_x);
   const Square s = SquareOf(xc);
-  const Vec h = TimesErfc(half_x, Isa::Max(Isa::Set(0.5f), z), Isa::Mul(s.hi, Isa::Set(0.5f)),
-                          Isa::Mul(s.lo, Isa::Set(0.5f)));
+  const Vec h =
+      TimesErfc(half_x, Isa::Max(Isa::Set(0.5f), z), Isa::Mul(s.hi, Isa::Set(0.5f)), Isa::Mul(s.lo, Isa::Set(0.5f)));
   const Vec large = Isa::Select(Isa::Ge(x, Isa::Zero()), Isa::Sub(x, h), h);
   return Isa::Select(Isa::Lt(z, Isa::Set(0.5f)), small, large);
 }

@@ -6,31 +6,44 @@ namespace npu::kernels::vmath {
 // erf(x) = x (c0 + x^2 P(x^2)), |x| <= 1, c0 = 2/sqrt(pi) = kErfC0Hi + kErfC0Lo; max |P - exact| = 1.03e-8
 inline constexpr float kErfC0Hi = 0x1.20dd76p+0f, kErfC0Lo = -0x1.f7ac92p-25f;
 // P
-inline constexpr float kErfSmall[] = {-0x1.812746p-2f, 0x1.ce2e74p-4f, -0x1.b81056p-6f, 0x1.549fcap-8f, -0x1.a768d4p-11f, 0x1.503d3p-14f};
+inline constexpr float kErfSmall[] = {-0x1.812746p-2f, 0x1.ce2e74p-4f, -0x1.b81056p-6f, 0x1.549fcap-8f,
+    -0x1.a768d4p-11f, 0x1.503d3p-14f};
 inline constexpr float kErfSmallLimit = 1.0f;
 // erfc(z) = exp(-z^2) t R(t - kErfcCenter), t = 1/(1 + z), z >= 1/2; max |R - exact| = 2.26e-8 (R in [0.56, 0.93])
-inline constexpr float kErfcR[] = {0x1.8849aap-1f, 0x1.2b7db2p-1f, -0x1.fa65bp-3f, -0x1.c54036p-2f, 0x1.096b76p-1f, 0x1.93aff2p-3f, -0x1.fc0b4p-1f, 0x1.d5c5e8p-1f, 0x1.70d992p-4f, -0x1.ac362p+1f, 0x1.0f064ap+3f, 0x1.1867a8p+2f, -0x1.8cc15ap+4f};
+inline constexpr float kErfcR[] = {0x1.8849aap-1f, 0x1.2b7db2p-1f, -0x1.fa65bp-3f, -0x1.c54036p-2f, 0x1.096b76p-1f,
+    0x1.93aff2p-3f, -0x1.fc0b4p-1f, 0x1.d5c5e8p-1f, 0x1.70d992p-4f, -0x1.ac362p+1f, 0x1.0f064ap+3f, 0x1.1867a8p+2f,
+    -0x1.8cc15ap+4f};
 inline constexpr float kErfcCenter = 0x1.555556p-2f;
 // tanh(x) = x + x^3 Q(x^2), |x| <= 0.625; max |Q - exact| = 9.93e-9
-inline constexpr float kTanhSmall[] = {-0x1.555556p-2f, 0x1.11119ep-3f, -0x1.ba400cp-5f, 0x1.67aa84p-6f, -0x1.229fp-7f, 0x1.71de4ep-9f};
+inline constexpr float kTanhSmall[] = {-0x1.555556p-2f, 0x1.11119ep-3f, -0x1.ba400cp-5f, 0x1.67aa84p-6f,
+    -0x1.229fp-7f, 0x1.71de4ep-9f};
 inline constexpr float kTanhSmallLimit = 0.625f;
 // e^r = 1 + r + r^2 q(r), q = 1/2! + r/3! + ... + r^5/7!, |r| <= ln2/2 (truncation 5.2e-9 rel)
-inline constexpr float kExpTaylor[] = {0x1p-1f, 0x1.555556p-3f, 0x1.555556p-5f, 0x1.111112p-7f, 0x1.6c16c2p-10f, 0x1.a01a02p-13f};
+inline constexpr float kExpTaylor[] = {0x1p-1f, 0x1.555556p-3f, 0x1.555556p-5f, 0x1.111112p-7f, 0x1.6c16c2p-10f,
+    0x1.a01a02p-13f};
 // log(m) = 2 s (1 + s^2/3 + ... + s^14/15), s = (m-1)/(m+1), |s| <= 0.172 (truncation 3.3e-14 rel)
-inline constexpr double kLogAtanh[] = {0x1p+0, 0x1.5555555555555p-2, 0x1.999999999999ap-3, 0x1.2492492492492p-3, 0x1.c71c71c71c71cp-4, 0x1.745d1745d1746p-4, 0x1.3b13b13b13b14p-4, 0x1.1111111111111p-4};
+inline constexpr double kLogAtanh[] = {0x1p+0, 0x1.5555555555555p-2, 0x1.999999999999ap-3, 0x1.2492492492492p-3,
+    0x1.c71c71c71c71cp-4, 0x1.745d1745d1746p-4, 0x1.3b13b13b13b14p-4, 0x1.1111111111111p-4};
 // 2^f = sum (f ln2)^k / k!, k <= 12, |f| <= 1/2 (truncation 1.7e-16 rel)
-inline constexpr double kExp2Taylor[] = {0x1p+0, 0x1.62e42fefa39efp-1, 0x1.ebfbdff82c58fp-3, 0x1.c6b08d704a0cp-5, 0x1.3b2ab6fba4e77p-7, 0x1.5d87fe78a6731p-10, 0x1.430912f86c787p-13, 0x1.ffcbfc588b0c7p-17, 0x1.62c0223a5c824p-20, 0x1.b5253d395e7c4p-24, 0x1.e4cf5158b8ecap-28, 0x1.e8cac7351bb25p-32, 0x1.c3bd650fc2986p-36};
+inline constexpr double kExp2Taylor[] = {0x1p+0, 0x1.62e42fefa39efp-1, 0x1.ebfbdff82c58fp-3, 0x1.c6b08d704a0cp-5,
+    0x1.3b2ab6fba4e77p-7, 0x1.5d87fe78a6731p-10, 0x1.430912f86c787p-13, 0x1.ffcbfc588b0c7p-17, 0x1.62c0223a5c824p-20,
+    0x1.b5253d395e7c4p-24, 0x1.e4cf5158b8ecap-28, 0x1.e8cac7351bb25p-32, 0x1.c3bd650fc2986p-36};
 // sin(r) = r (1 - r^2/3! + ... - r^14/15!), |r| <= pi/4 (truncation 5.9e-17 rel)
-inline constexpr double kSinTaylor[] = {0x1p+0, -0x1.5555555555555p-3, 0x1.1111111111111p-7, -0x1.a01a01a01a01ap-13, 0x1.71de3a556c734p-19, -0x1.ae64567f544e4p-26, 0x1.6124613a86d09p-33, -0x1.ae7f3e733b81fp-41};
+inline constexpr double kSinTaylor[] = {0x1p+0, -0x1.5555555555555p-3, 0x1.1111111111111p-7, -0x1.a01a01a01a01ap-13,
+    0x1.71de3a556c734p-19, -0x1.ae64567f544e4p-26, 0x1.6124613a86d09p-33, -0x1.ae7f3e733b81fp-41};
 // cos(r) = 1 - r^2/2! + ... + r^16/16!, |r| <= pi/4 (truncation 2.0e-18 rel)
-inline constexpr double kCosTaylor[] = {0x1p+0, -0x1p-1, 0x1.5555555555555p-5, -0x1.6c16c16c16c17p-10, 0x1.a01a01a01a01ap-16, -0x1.27e4fb7789f5cp-22, 0x1.1eed8eff8d898p-29, -0x1.93974a8c07c9dp-37, 0x1.ae7f3e733b81fp-45};
+inline constexpr double kCosTaylor[] = {0x1p+0, -0x1p-1, 0x1.5555555555555p-5, -0x1.6c16c16c16c17p-10,
+    0x1.a01a01a01a01ap-16, -0x1.27e4fb7789f5cp-22, 0x1.1eed8eff8d898p-29, -0x1.93974a8c07c9dp-37,
+    0x1.ae7f3e733b81fp-45};
 // Cody-Waite splits (hi + lo = the constant to twice the precision) and other constants.
 inline constexpr float kLn2Hi = 0x1.62e43p-1f, kLn2Lo = -0x1.05c61p-29f, kLog2e = 0x1.715476p+0f;
-inline constexpr double kPio2Hi = 0x1.921fb54442d18p+0, kPio2Lo = 0x1.1a62633145c07p-54, kTwoOverPi = 0x1.45f306dc9c883p-1;
+inline constexpr double kPio2Hi = 0x1.921fb54442d18p+0, kPio2Lo = 0x1.1a62633145c07p-54;
+inline constexpr double kTwoOverPi = 0x1.45f306dc9c883p-1;
 inline constexpr double kLn2 = 0x1.62e42fefa39efp-1, kLog2eD = 0x1.71547652b82fep+0;
 inline constexpr float kInvSqrt2 = 0x1.6a09e6p-1f;
 inline constexpr double kTwoSqrt2OverPi = 0x1.9884533d43651p+0;
 // The first 256 bits of 2/pi after the binary point, for the large-argument reduction.
-inline constexpr unsigned long long kTwoOverPiBits[4] = {0xa2f9836e4e441529ull, 0xfc2757d1f534ddc0ull, 0xdb6295993c439041ull, 0xfe5163abdebbc561ull};
+inline constexpr unsigned long long kTwoOverPiBits[4] = {
+    0xa2f9836e4e441529ull, 0xfc2757d1f534ddc0ull, 0xdb6295993c439041ull, 0xfe5163abdebbc561ull};
 
 }  // namespace npu::kernels::vmath

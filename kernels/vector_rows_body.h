@@ -44,7 +44,8 @@ VECTOR_INLINE void ForRowVectors(const void* x, size_t n, const F& f) {
   for (; i + kRowLanes <= n; i += kRowLanes) {
     [&]<size_t... A>(std::index_sequence<A...>) {
       (f(LoadAs<S>(x, i + A * kLanes), i + A * kLanes, std::integral_constant<size_t, A>{}, size_t{kLanes}), ...);
-    }(std::make_index_sequence<kAccs>{});
+    }
+    (std::make_index_sequence<kAccs>{});
   }
   for (; i + kLanes <= n; i += kLanes) f(LoadAs<S>(x, i), i, (i / kLanes) % kAccs, size_t{kLanes});
   if constexpr (kLanes > 1) {
@@ -70,8 +71,14 @@ float ReduceRowAs(ReduceKind kind, const void* x, size_t n) {
     }
     switch (kind) {
       case ReduceKind::kSum: acc[a] = Isa::Add(acc[a], v); break;
-      case ReduceKind::kMax: acc[a] = MaxKeep(acc[a], v); nan = Isa::Or(nan, Isa::IsNan(v)); break;
-      case ReduceKind::kMin: acc[a] = MinKeep(acc[a], v); nan = Isa::Or(nan, Isa::IsNan(v)); break;
+      case ReduceKind::kMax:
+        acc[a] = MaxKeep(acc[a], v);
+        nan = Isa::Or(nan, Isa::IsNan(v));
+        break;
+      case ReduceKind::kMin:
+        acc[a] = MinKeep(acc[a], v);
+        nan = Isa::Or(nan, Isa::IsNan(v));
+        break;
     }
   });
   if (Isa::Any(nan)) return NAN;
@@ -178,8 +185,7 @@ Moments MomentsKernel(VecSrc x, size_t n) {
 
 // y = (x - mean) inv_std scale + bias; scale/bias contiguous or broadcast
 // (bias.data null: none).
-uint64_t NormalizeKernel(VecSrc x, VecDst y, size_t n, float mean, float inv_std, VecSrc scale, VecSrc bias,
-                         bool sat) {
+uint64_t NormalizeKernel(VecSrc x, VecDst y, size_t n, float mean, float inv_std, VecSrc scale, VecSrc bias, bool sat) {
   const Vec m = Isa::Set(mean), inv = Isa::Set(inv_std);
   if (bias.data == nullptr) {
     return Map2(x, scale, y, n, sat, [&](Vec v, Vec g) { return Isa::Mul(Isa::Mul(Isa::Sub(v, m), inv), g); });
@@ -212,7 +218,8 @@ template <Storage S>
 float BlockMax(const void* x, size_t i, size_t len, VMask& nan) {
   Vec m = Isa::Set(-INFINITY);
   ForRowVectors<S>(static_cast<const ElemOf<S>*>(x) + i, len, [&](Vec v, size_t, size_t, size_t valid) {
-    if (valid < kLanes) v = Isa::Select(Isa::Lt(LaneIndex(), Isa::Set(static_cast<float>(valid))), v, Isa::Set(-INFINITY));
+    if (valid < kLanes)
+      v = Isa::Select(Isa::Lt(LaneIndex(), Isa::Set(static_cast<float>(valid))), v, Isa::Set(-INFINITY));
     m = Isa::Max(v, m);
     nan = Isa::Or(nan, Isa::IsNan(v));
   });
@@ -303,7 +310,9 @@ uint64_t SoftmaxColumnsAs(const void* x, void* y, size_t len, size_t stride, siz
   uint64_t over = 0;
   for (size_t j = 0; j < width; j += kLanes) {
     const size_t c = std::min<size_t>(kLanes, width - j);
-    const auto load = [&](size_t row) { return c == kLanes ? LoadAs<S>(xs + row * stride, j) : LoadTail<S>(xs + row * stride, j, c); };
+    const auto load = [&](size_t row) {
+      return c == kLanes ? LoadAs<S>(xs + row * stride, j) : LoadTail<S>(xs + row * stride, j, c);
+    };
     Vec m = Isa::Set(-INFINITY);
     VMask nan = Isa::Lt(Isa::Zero(), Isa::Zero());
     for (size_t r = 0; r < len; ++r) {
@@ -319,7 +328,10 @@ uint64_t SoftmaxColumnsAs(const void* x, void* y, size_t len, size_t stride, siz
       sum = Isa::Add(sum, e);
       if (!log) {
         float* dst = O == Storage::kF32 ? reinterpret_cast<float*>(ys) + r * stride + j : scratch + r * width + j;
-        if (c == kLanes) Isa::Store(dst, e); else StoreTail<Storage::kF32>(dst, 0, c, e, false);
+        if (c == kLanes)
+          Isa::Store(dst, e);
+        else
+          StoreTail<Storage::kF32>(dst, 0, c, e, false);
       }
     }
     const Vec scale = log ? Log(sum) : Isa::Div(Isa::Set(1.0f), sum);
@@ -331,7 +343,8 @@ uint64_t SoftmaxColumnsAs(const void* x, void* y, size_t len, size_t stride, siz
         const float* src = O == Storage::kF32 ? reinterpret_cast<float*>(ys) + r * stride + j : scratch + r * width + j;
         v = Isa::Mul(c == kLanes ? Isa::Load(src) : LoadTail<Storage::kF32>(src, 0, c), scale);
       }
-      over += std::popcount(c == kLanes ? StoreAs<O>(ys + r * stride, j, v, sat) : StoreTail<O>(ys + r * stride, j, c, v, sat));
+      over += std::popcount(c == kLanes ? StoreAs<O>(ys + r * stride, j, v, sat)
+                                        : StoreTail<O>(ys + r * stride, j, c, v, sat));
     }
   }
   return over;
@@ -340,8 +353,11 @@ uint64_t SoftmaxColumnsAs(const void* x, void* y, size_t len, size_t stride, siz
 uint64_t SoftmaxColumnsKernel(VecSrc x, VecDst y, size_t len, size_t stride, size_t width, bool log, bool sat,
                               float* scratch) {
   const bool in16 = x.storage == Storage::kF16, out16 = y.storage == Storage::kF16;
-  if (in16 && out16) return SoftmaxColumnsAs<Storage::kF16, Storage::kF16>(x.data, y.data, len, stride, width, log, sat, scratch);
-  if (in16) return SoftmaxColumnsAs<Storage::kF16, Storage::kF32>(x.data, y.data, len, stride, width, log, sat, scratch);
-  if (out16) return SoftmaxColumnsAs<Storage::kF32, Storage::kF16>(x.data, y.data, len, stride, width, log, sat, scratch);
+  if (in16 && out16)
+    return SoftmaxColumnsAs<Storage::kF16, Storage::kF16>(x.data, y.data, len, stride, width, log, sat, scratch);
+  if (in16)
+    return SoftmaxColumnsAs<Storage::kF16, Storage::kF32>(x.data, y.data, len, stride, width, log, sat, scratch);
+  if (out16)
+    return SoftmaxColumnsAs<Storage::kF32, Storage::kF16>(x.data, y.data, len, stride, width, log, sat, scratch);
   return SoftmaxColumnsAs<Storage::kF32, Storage::kF32>(x.data, y.data, len, stride, width, log, sat, scratch);
 }

@@ -96,14 +96,26 @@ def tanh_q(u):
     return (mp.tanh(x) - x) / (x * u)
 
 
-def emit_float_array(name, coeffs, comment):
+def emit_array(ctype, name, values, comment):
     print("// %s" % comment)
-    print("inline constexpr float %s[] = {%s};" % (name, ", ".join(c_float(c) for c in coeffs)))
+    lines, line = [], "inline constexpr %s %s[] = {" % (ctype, name)
+    for i, v in enumerate(values):
+        item = v + ("," if i + 1 < len(values) else "};")
+        if len(line) + 1 + len(item) > 118:
+            lines.append(line)
+            line = "    " + item
+        else:
+            line += ("" if line.endswith("{") else " ") + item
+    lines.append(line)
+    print("\n".join(lines))
+
+
+def emit_float_array(name, coeffs, comment):
+    emit_array("float", name, [c_float(c) for c in coeffs], comment)
 
 
 def emit_double_array(name, coeffs, comment):
-    print("// %s" % comment)
-    print("inline constexpr double %s[] = {%s};" % (name, ", ".join(c_double(c) for c in coeffs)))
+    emit_array("double", name, [c_double(c) for c in coeffs], comment)
 
 
 def main():
@@ -149,8 +161,8 @@ def main():
     print("inline constexpr float kLn2Hi = %s, kLn2Lo = %s, kLog2e = %s;"
           % (c_float(ln2_hi), c_float(ln2 - mp.mpf(ln2_hi)), c_float(1 / ln2)))
     pio2_hi = float(mp.pi / 2)
-    print("inline constexpr double kPio2Hi = %s, kPio2Lo = %s, kTwoOverPi = %s;"
-          % (c_double(pio2_hi), c_double(mp.pi / 2 - mp.mpf(pio2_hi)), c_double(2 / mp.pi)))
+    print("inline constexpr double kPio2Hi = %s, kPio2Lo = %s;" % (c_double(pio2_hi), c_double(mp.pi / 2 - mp.mpf(pio2_hi))))
+    print("inline constexpr double kTwoOverPi = %s;" % c_double(2 / mp.pi))
     print("inline constexpr double kLn2 = %s, kLog2eD = %s;" % (c_double(ln2), c_double(1 / ln2)))
     print("inline constexpr float kInvSqrt2 = %s;" % c_float(1 / mp.sqrt(2)))
     print("inline constexpr double kTwoSqrt2OverPi = %s;" % c_double(2 * mp.sqrt(2 / mp.pi)))
@@ -159,7 +171,7 @@ def main():
         bits = int(mp.floor(2 / mp.pi * mp.mpf(2) ** 256))
     words = [(bits >> (64 * (3 - i))) & (2 ** 64 - 1) for i in range(4)]
     print("// The first 256 bits of 2/pi after the binary point, for the large-argument reduction.")
-    print("inline constexpr unsigned long long kTwoOverPiBits[4] = {%s};" % ", ".join("0x%016xull" % w for w in words))
+    print("inline constexpr unsigned long long kTwoOverPiBits[4] = {\n    %s};" % ", ".join("0x%016xull" % w for w in words))
     print()
     print("}  // namespace npu::kernels::vmath")
 

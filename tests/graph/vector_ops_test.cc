@@ -49,17 +49,25 @@ struct Ran {
 };
 
 // Runs op `type` on `inputs` with the outputs of `out_types` on `preset`.
-Ran RunOp(const std::string& type, const std::vector<const HostTensor*>& inputs, const std::vector<TensorType>& out_types,
-        const char* preset_name, void (*attrs)(v1::Node&) = nullptr) {
+Ran RunOp(const std::string& type, const std::vector<const HostTensor*>& inputs,
+          const std::vector<TensorType>& out_types, const char* preset_name, void (*attrs)(v1::Node&) = nullptr) {
   v1::Node node;
   node.set_op_type(type);
   node.set_name("n");
   if (attrs != nullptr) attrs(node);
   const device::DevicePreset preset = device::PresetByName(preset_name).value();
+  const OpDef* op = OpRegistry::Global().Find(type);
+  InferContext infer{node, {}, {}};  // planned as the server does: infer (prepare), then run
+  for (const HostTensor* in : inputs) infer.inputs.push_back(&in->type()), infer.constants.push_back(nullptr);
+  infer.preset = &preset;
+  auto types = op->infer(infer);
+  EXPECT_TRUE(types.ok()) << types.status();
+  if (types.ok()) EXPECT_EQ(types->at(0), out_types[0]) << type;
   std::vector<HostTensor> outs;
   for (const TensorType& t : out_types) outs.push_back(HostTensor::Allocate(t));
   RunContext ctx{node, NodeAttributes(node), inputs, outs, preset, {}};
-  const absl::Status s = OpRegistry::Global().Find(type)->run(ctx);
+  ctx.state = infer.state.get();
+  const absl::Status s = op->run(ctx);
   EXPECT_TRUE(s.ok()) << s;
   Ran r{ctx.outputs, 0};
   for (const device::TileWork& w : ctx.work.tiles) r.overflow += w.overflow_elements;
@@ -95,19 +103,19 @@ TEST(VectorOpsOverflow, EveryVectorOpFamilyCounts) {
   EXPECT_EQ(RunOp("Softmax", {&s}, {s.type()}, "ascend910b").overflow, 3u);
   // ReduceSum of fp16 beyond 65504; GlobalAveragePool stays in range.
   const HostTensor r = Tensor(v1::FLOAT16, {1, 2, 2, 2}, {40000, 40000, 1, 1, 1, 2, 3, 4});
-  EXPECT_EQ(RunOp("ReduceSum", {&r}, {{v1::FLOAT16, {1}}}, "ascend910").overflow, 1u);
+  EXPECT_EQ(RunOp("ReduceSum", {&r}, {{v1::FLOAT16, {1, 1, 1, 1}}}, "ascend910").overflow, 1u);
   EXPECT_EQ(RunOp("GlobalAveragePool", {&r}, {{v1::FLOAT16, {1, 2, 1, 1}}}, "ascend910").overflow, 0u);
   // LayerNorm whose scale pushes results past fp16.
   const HostTensor ln = Tensor(v1::FLOAT16, {1, 4}, {0, 1, 2, 3});
   const HostTensor gamma = Tensor(v1::FLOAT16, {4}, {60000, 60000, 1, 1});
-  EXPECT_EQ(RunOp("LayerNormalization", {&ln, &gamma},
-                {ln.type(), {v1::FLOAT32, {1, 1}}, {v1::FLOAT32, {1, 1}}}, "ascend910")
-                .overflow,
-            1u);  // (0 - 1.5) / 1.118 * 60000 = -80498
+  EXPECT_EQ(
+      RunOp("LayerNormalization", {&ln, &gamma}, {ln.type(), {v1::FLOAT32, {1, 1}}, {v1::FLOAT32, {1, 1}}}, "ascend910")
+          .overflow,
+      1u);  // (0 - 1.5) / 1.118 * 60000 = -80498
   // Cast fp32 -> fp16.
   const HostTensor c = Tensor(v1::FLOAT32, {3}, {1e5f, 3, -kInf});
   EXPECT_EQ(RunOp("Cast", {&c}, {{v1::FLOAT16, {3}}}, "ascend910",
-                [](v1::Node& n) { (*n.mutable_attributes())["to"].set_i(10); })
+                  [](v1::Node& n) { (*n.mutable_attributes())["to"].set_i(10); })
                 .overflow,
             2u);
 }
@@ -123,8 +131,8 @@ TEST(VectorOpsDeterminism, SameBitsOnEveryPathAndThreadCount) {
     DataType dt;
   };
   const int saved_threads = omp_get_max_threads();
-  const Case cases[] = {{"Softmax", v1::FLOAT32}, {"Softmax", v1::FLOAT16}, {"LayerNormalization", v1::FLOAT32},
-                        {"Gelu", v1::FLOAT16},     {"ReduceSum", v1::FLOAT32}, {"Tanh", v1::FLOAT32}};
+  const Case cases[] = {{"Softmax", v1::FLOAT32}, {"Softmax", v1::FLOAT16},   {"LayerNormalization", v1::FLOAT32},
+                        {"Gelu", v1::FLOAT16},    {"ReduceSum", v1::FLOAT32}, {"Tanh", v1::FLOAT32}};
   for (const Case& cs : cases) {
     const HostTensor x = Tensor(cs.dt, {3, 1031}, v);
     const HostTensor gamma = Tensor(cs.dt, {1031}, std::vector<float>(1031, 1.5f));

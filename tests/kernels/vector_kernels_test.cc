@@ -2,6 +2,10 @@
 // (rounding, saturation, overflow counts), row reductions, Welford statistics
 // and softmax, each against a scalar or long double reference and bit for bit
 // across every SIMD path the CPU can run.
+#include "kernels/vector_kernels.h"
+
+#include <gtest/gtest.h>
+
 #include <bit>
 #include <cmath>
 #include <cstdio>
@@ -9,10 +13,7 @@
 #include <random>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "kernels/fp16.h"
-#include "kernels/vector_kernels.h"
 #include "tests/kernels/vector_test_support.h"
 
 namespace npu::kernels {
@@ -77,8 +78,7 @@ TEST(VectorKernels, PaddedTailLanesAreNotCountedAsOverflows) {
     for (size_t n = 1; n <= 20; ++n) {
       std::vector<float> x(n, 2.0f), y(n);
       x[n - 1] = 0.0f;  // one real -inf
-      const uint64_t over =
-          VectorKernelsFor(p).unary(UnaryOp::kLog, {}, F32Src(x.data()), F32Dst(y.data()), n, false);
+      const uint64_t over = VectorKernelsFor(p).unary(UnaryOp::kLog, {}, F32Src(x.data()), F32Dst(y.data()), n, false);
       EXPECT_EQ(over, 1u) << SimdPathName(p) << " n=" << n;
     }
   }
@@ -96,7 +96,8 @@ TEST(VectorKernels, ConversionsEqualTheScalarOnesOnEveryPath) {
       }
       std::vector<float> back(in.size());
       VectorKernelsFor(p).widen(out.data(), back.data(), out.size());
-      for (size_t i = 0; i < in.size(); ++i) ASSERT_EQ(std::bit_cast<uint32_t>(back[i]), std::bit_cast<uint32_t>(HalfToFloat(out[i])));
+      for (size_t i = 0; i < in.size(); ++i)
+        ASSERT_EQ(std::bit_cast<uint32_t>(back[i]), std::bit_cast<uint32_t>(HalfToFloat(out[i])));
     }
   }
 }

@@ -5,6 +5,8 @@
 // neighbourhoods where a function changes formula). The bounds asserted here are
 // the table in docs/ops.md ("Vector math accuracy"). Every SIMD path the CPU
 // has must give the same bits (NaN payloads aside) on the same inputs.
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -12,8 +14,6 @@
 #include <limits>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "kernels/fp16.h"
 #include "kernels/vector_kernels.h"
@@ -28,7 +28,9 @@ struct Function {
   const char* name;
   UnaryOp op;
   std::function<LD(LD)> ref;
-  double fp32_max_ulp;  // asserted bound, in ulp of the exact result
+  // Asserted bounds, in ulp of the exact result: the maximum a denser sweep
+  // (NPU_VECTOR_MATH_STRIDE=61, 70M inputs) found, rounded up; docs/ops.md.
+  double fp32_max_ulp;
   double fp16_max_ulp;
 };
 
@@ -43,14 +45,14 @@ LD GeluTanh(LD x) {
 
 const std::vector<Function>& Functions() {
   static const auto* f = new std::vector<Function>{
-      {"exp", UnaryOp::kExp, [](LD x) { return std::exp(x); }, 1.0, 0.51},
+      {"exp", UnaryOp::kExp, [](LD x) { return std::exp(x); }, 1.05, 0.51},
       {"log", UnaryOp::kLog, [](LD x) { return std::log(x); }, 0.51, 0.51},
-      {"erf", UnaryOp::kErf, [](LD x) { return std::erf(x); }, 2.0, 0.51},
-      {"sigmoid", UnaryOp::kSigmoid, [](LD x) { return 1 / (1 + std::exp(-x)); }, 2.0, 0.51},
-      {"tanh", UnaryOp::kTanh, [](LD x) { return std::tanh(x); }, 2.0, 0.51},
-      {"silu", UnaryOp::kSilu, Silu, 2.5, 0.51},
-      {"gelu", UnaryOp::kGeluErf, Gelu, 3.0, 0.51},
-      {"gelu_tanh", UnaryOp::kGeluTanh, GeluTanh, 3.0, 0.51},
+      {"erf", UnaryOp::kErf, [](LD x) { return std::erf(x); }, 1.35, 0.51},
+      {"sigmoid", UnaryOp::kSigmoid, [](LD x) { return 1 / (1 + std::exp(-x)); }, 2.05, 0.51},
+      {"tanh", UnaryOp::kTanh, [](LD x) { return std::tanh(x); }, 1.35, 0.51},
+      {"silu", UnaryOp::kSilu, Silu, 2.35, 0.51},
+      {"gelu", UnaryOp::kGeluErf, Gelu, 3.8, 0.51},
+      {"gelu_tanh", UnaryOp::kGeluTanh, GeluTanh, 2.5, 0.51},
       {"sin", UnaryOp::kSin, [](LD x) { return std::sin(x); }, 0.51, 0.51},
       {"cos", UnaryOp::kCos, [](LD x) { return std::cos(x); }, 0.51, 0.51},
       {"sqrt", UnaryOp::kSqrt, [](LD x) { return std::sqrt(x); }, 0.5, 0.5},
@@ -77,8 +79,9 @@ Measured MeasureFp32(const Function& f, const std::vector<float>& xs) {
     const double e = UlpErrorF32(ys[i], f.ref(xs[i]));
     if (std::isinf(e)) {
       ++m.mismatched_specials;
-      if (m.mismatched_specials <= 3) ADD_FAILURE() << f.name << "(" << xs[i] << ") = " << ys[i] << ", reference "
-                                                    << static_cast<double>(f.ref(xs[i]));
+      if (m.mismatched_specials <= 3)
+        ADD_FAILURE() << f.name << "(" << xs[i] << ") = " << ys[i] << ", reference "
+                      << static_cast<double>(f.ref(xs[i]));
       continue;
     }
     Account(m, xs[i], e);
@@ -154,8 +157,8 @@ TEST(VectorMath, PowAgainstLongDoubleOnAGrid) {
 
 TEST(VectorMath, PowSpecialCasesFollowC) {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-  const std::vector<float> values = {0.0f, -0.0f, 1.0f, -1.0f, 2.0f, -2.0f, 0.5f, -0.5f, 3.0f, -3.0f, 2.5f, -2.5f,
-                                     inf,  -inf,  nan,  1e-45f, -1e-45f, 1e30f, -1e30f};
+  const std::vector<float> values = {0.0f, -0.0f, 1.0f, -1.0f, 2.0f, -2.0f,  0.5f,    -0.5f, 3.0f,  -3.0f,
+                                     2.5f, -2.5f, inf,  -inf,  nan,  1e-45f, -1e-45f, 1e30f, -1e30f};
   std::vector<float> a, b;
   for (float x : values) {
     for (float y : values) a.push_back(x), b.push_back(y);
@@ -176,7 +179,8 @@ TEST(VectorMath, PowSpecialCasesFollowC) {
 TEST(VectorMath, EveryPathGivesTheSameBits) {
   const std::vector<float> xs = DenseFp32Sweep();
   std::vector<float> pow_a, pow_b;
-  for (size_t i = 0; i + 1 < xs.size(); i += 97) pow_a.push_back(std::fabs(xs[i]) * 1e-3f), pow_b.push_back(xs[i + 1] * 1e-36f);
+  for (size_t i = 0; i + 1 < xs.size(); i += 97)
+    pow_a.push_back(std::fabs(xs[i]) * 1e-3f), pow_b.push_back(xs[i + 1] * 1e-36f);
   const std::vector<SimdPath> paths = RunnablePaths();
   if (paths.size() < 3) std::printf("note: this CPU cannot run every path; compared %zu\n", paths.size());
   for (const Function& f : Functions()) {
@@ -197,8 +201,8 @@ TEST(VectorMath, EveryPathGivesTheSameBits) {
   std::vector<uint32_t> first;
   for (SimdPath p : paths) {
     std::vector<float> ys(pow_a.size());
-    VectorKernelsFor(p).binary(BinaryOp::kPow, F32Src(pow_a.data()), F32Src(pow_b.data()), F32Dst(ys.data()),
-                               ys.size(), false);
+    VectorKernelsFor(p).binary(BinaryOp::kPow, F32Src(pow_a.data()), F32Src(pow_b.data()), F32Dst(ys.data()), ys.size(),
+                               false);
     const std::vector<uint32_t> bits = CanonicalBits(ys);
     if (first.empty()) first = bits;
     EXPECT_EQ(bits, first) << "pow: " << SimdPathName(p);

@@ -59,9 +59,9 @@ absl::Status RunGroupedConv(RunContext& ctx, const GroupedConvShape& g) {
         in_bytes = static_cast<uint64_t>(cg * g.h * g.w * x_elem);
       }
       if (padded_planes) {
-        w.overflow_elements += k.stencil(kernels::StencilOp::kWeighted, s, buf.data(), static_cast<size_t>(cg),
-                                         weights.data() + mo * taps, bias[mo], nullptr, DstAt(out, p * g.oh * g.ow),
-                                         saturate);
+        w.overflow_elements +=
+            k.stencil(kernels::StencilOp::kWeighted, s, buf.data(), static_cast<size_t>(cg), weights.data() + mo * taps,
+                      bias[mo], nullptr, DstAt(out, p * g.oh * g.ow), saturate);
       } else {  // a kernel, pad or dilation far larger than the input: only the taps inside it
         thread_local std::vector<const float*> in;
         in.resize(static_cast<size_t>(cg));

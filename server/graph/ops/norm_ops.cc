@@ -188,7 +188,8 @@ absl::Status RunGroupNorm(RunContext& ctx, bool instance) {
                                            inv_std, {&scale[a], kernels::Storage::kF32, true},
                                            {&bias[a], kernels::Storage::kF32, true}, saturate);
       }
-      w += VectorChunkWork(span, span * bytes, span * bytes, 4, device::VectorPasses(device::VectorKernel::kLayerNormRow));
+      w += VectorChunkWork(span, span * bytes, span * bytes, 4,
+                           device::VectorPasses(device::VectorKernel::kLayerNormRow));  // as LayerNorm
     }
   });
   return absl::OkStatus();

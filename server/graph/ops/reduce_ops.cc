@@ -215,7 +215,11 @@ absl::Status RunReduce(RunContext& ctx, Reduce kind) {
         float acc = init;
         for (int64_t ro : reduced_offs) {
           const float v = k.reduce(kk, SrcAt(src, bases[u] + ro), static_cast<size_t>(inner));
-          acc = kind == Reduce::kSum || kind == Reduce::kMean ? acc + v : ((kind == Reduce::kMax ? v > acc : v < acc) || v != v) ? v : acc;
+          if (kind == Reduce::kSum || kind == Reduce::kMean) {
+            acc += v;
+          } else if ((kind == Reduce::kMax ? v > acc : v < acc) || v != v) {  // a NaN sticks
+            acc = v;
+          }
         }
         result[u] = acc;
       } else {

@@ -49,7 +49,9 @@ void ForEachChunk(RunContext& ctx, int64_t operands, int64_t passes, ChunkFn&& c
   for (const HostTensor* in : ctx.inputs) {
     // A broadcast input is read once per output element from UB's view; count
     // the GM bytes it really has when it is smaller than the output.
-    if (in != nullptr && in->type().elements() == n) in_elem_bytes += static_cast<int64_t>(ElementSize(in->type().dtype));
+    if (in != nullptr && in->type().elements() == n) {
+      in_elem_bytes += static_cast<int64_t>(ElementSize(in->type().dtype));
+    }
   }
   const int64_t out_elem_bytes = static_cast<int64_t>(ElementSize(out.type().dtype));
   ParallelFor(tiling.tiles, [&](int64_t t) {
