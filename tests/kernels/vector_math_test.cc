@@ -1,7 +1,7 @@
 // The Vector unit's math against long double references (glibc's expl, erfl,
 // sinl, ... carry 64 mantissa bits: well beyond fp32), measured in ulp of the
 // result: over all 65,536 fp16 inputs (fp16 in, fp16 out) and over a dense
-// fp32 sweep (every 4099th bit pattern of each sign, ~1M inputs, plus the
+// fp32 sweep (every 8209th bit pattern of each sign, ~0.53M inputs, plus the
 // neighbourhoods where a function changes formula). The bounds asserted here are
 // the table in docs/ops.md ("Vector math accuracy"). Every SIMD path the CPU
 // has must give the same bits (NaN payloads aside) on the same inputs.
@@ -29,7 +29,8 @@ struct Function {
   UnaryOp op;
   std::function<LD(LD)> ref;
   // Asserted bounds, in ulp of the exact result: the maximum a denser sweep
-  // (NPU_VECTOR_MATH_STRIDE=61, 70M inputs) found, rounded up; docs/ops.md.
+  // (scripts/vector_math_sweep.sh: every 61st pattern, 70M inputs) found,
+  // rounded up; docs/ops.md.
   double fp32_max_ulp;
   double fp16_max_ulp;
 };
