@@ -15,9 +15,12 @@ run() {
   ninja -C "$build" -j"$jobs"
   # halt_on_error: the first report fails the test that caused it. OpenMP's
   # runtime (libgomp) is not built with TSan: see scripts/tsan.supp.
-  ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=1 \
+  # allocator_may_return_null: a request too big for memory fails as glibc's
+  # malloc does (null, then std::bad_alloc), which tests of refused giant
+  # allocations rely on; ASan would otherwise abort the process.
+  ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=1:allocator_may_return_null=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$src/scripts/tsan.supp" \
+  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 allocator_may_return_null=1 suppressions=$src/scripts/tsan.supp" \
   OMP_NUM_THREADS=2 \
     ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 900
 }
