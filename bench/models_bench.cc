@@ -28,6 +28,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -137,7 +138,24 @@ struct ModelsArgs {
   std::string python = NPU_BENCH_PYTHON;
   std::string script = NPU_SOURCE_DIR "/bench/models/torch_models.py";
   std::string dir;  // where the ONNX files go; default: a fresh temporary directory
+  bool breakdown = false;  // also print the server's host time per op type (last run)
 };
+
+// {"Conv": ms, ...}: host time per op type in one run's profile, largest first.
+std::string Breakdown(const v1::Profile& profile) {
+  std::map<std::string, double> by_type;
+  for (const v1::NodeProfile& n : profile.nodes()) by_type[n.op_type()] += n.host_time_us() / 1e3;
+  std::vector<std::pair<double, std::string>> sorted;
+  for (const auto& [type, ms] : by_type) sorted.push_back({ms, type});
+  std::sort(sorted.rbegin(), sorted.rend());
+  std::string out = "{";
+  for (const auto& [ms, type] : sorted) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%s\"%s\":%.2f", out.size() > 1 ? "," : "", type.c_str(), ms);
+    out += buf;
+  }
+  return out + "}";
+}
 
 int RunModelsBench(const ModelsArgs& args) {
   rpc::RequestLog::SetLevel("off").IgnoreError();
@@ -199,6 +217,7 @@ int RunModelsBench(const ModelsArgs& args) {
       std::vector<double> ours, theirs;
       double err = -1;
       uint64_t arena = 0;
+      std::string breakdown;
       bool failed = false;
       for (int r = -2; r < args.reps && !failed; ++r) {
         auto resp = (*npu)->Run(run);
@@ -217,6 +236,7 @@ int RunModelsBench(const ModelsArgs& args) {
         theirs.push_back(torch_s * 1e3);
         err = MaxRelativeError(resp->outputs(0).tensor(), *ref);
         arena = resp->profile().arena_bytes();
+        if (args.breakdown) breakdown = Breakdown(resp->profile());
       }
       if (failed) continue;
       const Spread a = Summarise(ours), b = Summarise(theirs);
@@ -227,6 +247,10 @@ int RunModelsBench(const ModelsArgs& args) {
           "\"target\":\"<=1.00\",\"met\":%s,\"arena_mib\":%.1f,\"max_rel_err\":%.2g}\n",
           model.c_str(), threads, a.median, a.min, a.max, b.median, b.min, b.max, ratio,
           ratio <= 1.0 ? "true" : "false", arena / 1048576.0, err);
+      if (args.breakdown) {
+        std::printf("{\"bench\":\"models\",\"model\":\"%s\",\"threads\":%d,\"host_ms_by_op\":%s}\n", model.c_str(),
+                    threads, breakdown.c_str());
+      }
       std::fflush(stdout);
     }
   }
@@ -248,6 +272,7 @@ std::function<int()> SetupModelsBench(CLI::App& command) {
       ->capture_default_str();
   command.add_option("--python", args->python, "python with torch and torchvision")->capture_default_str();
   command.add_option("--dir", args->dir, "directory for the exported models (default: a new one in /tmp)");
+  command.add_flag("--breakdown", args->breakdown, "also print the server's host time per op type");
   return [args] { return RunModelsBench(*args); };
 }
 

@@ -24,12 +24,12 @@
 #include <vector>
 
 #include "kernels/cpu_features.h"
+#include "kernels/elementwise_program.h"
 #include "kernels/fp16.h"
 
 namespace npu::kernels {
 
 enum class ElemType { kFloat16, kFloat32 };
-enum class Epilogue { kNone, kRelu, kGeluErf, kGeluTanh };
 
 class PackedCubeB;  // cube_packed_b.h
 class CubeASource;  // below
@@ -64,6 +64,28 @@ struct CubeTileCounts {
 //                  their channels, written as NCHW (a convolution's output).
 enum class CubeOutputLayout { kRowMajor, kChannelMajor };
 
+// An operand of a fused epilogue, read at each output element (r, j) of C:
+//   kScalar     data[0]
+//   kPerColumn  data[batch * batch_stride + j] (a bias, or a per-channel scale)
+//   kLikeC      the element of a tensor laid out as C at the same position
+//               (data + batch * batch_stride + the element's offset in C)
+struct EpilogueOperand {
+  enum class Kind : uint8_t { kScalar, kPerColumn, kLikeC };
+  Kind kind = Kind::kScalar;
+  const void* data = nullptr;
+  ElemType type = ElemType::kFloat32;
+  int64_t batch_stride = 0;  // elements
+};
+
+// FixPipe's fused epilogue: an elementwise program (elementwise_program.h)
+// applied to each result after the bias, in fp32, before the single rounding
+// to C's type. `in` is the result after the bias.
+inline constexpr int kMaxEpilogueOperands = 4;
+struct CubeEpilogue {
+  const EwProgram* program = nullptr;
+  std::vector<EpilogueOperand> operands;  // program->operands of them, <= kMaxEpilogueOperands
+};
+
 struct GemmProblem {
   int64_t batch = 1;
   int64_t m = 0, n = 0, k = 0;
@@ -88,7 +110,7 @@ struct GemmProblem {
   // Optional fp32 bias of length n, added in fp32 before the epilogue.
   const float* bias = nullptr;
   int64_t bias_batch_stride = 0;  // elements between the biases of consecutive batches
-  Epilogue epilogue = Epilogue::kNone;
+  const CubeEpilogue* epilogue = nullptr;  // optional: after the bias, before the cast
   // C is m x n.
   void* c = nullptr;
   ElemType c_type = ElemType::kFloat32;

@@ -37,13 +37,14 @@ void PackTileA(const CubeCall& call, CubeThreadBuffers& buf, int64_t batch, int6
 uint64_t WriteBack(const GemmProblem& p, const float* l0c, int64_t ldc, int64_t batch, int64_t m0, int64_t mt,
                    int64_t n0, int64_t nt) {
   const FixPipeConfig fix{p.bias == nullptr ? nullptr : p.bias + batch * p.bias_batch_stride, p.epilogue, p.c_type,
-                          p.saturate_fp16};
+                          p.saturate_fp16, batch};
   const int64_t c_size = p.c_type == ElemType::kFloat16 ? sizeof(half_bits) : sizeof(float);
   char* c = static_cast<char*>(p.c) + batch * p.c_batch_stride * c_size;
   uint64_t overflow = 0;
   if (p.c_layout == CubeOutputLayout::kRowMajor) {
     for (int64_t i = 0; i < mt; ++i) {
-      overflow += FixPipeRow(l0c + i * ldc, n0, nt, fix, c + ((m0 + i) * p.ldc + n0) * c_size);
+      const int64_t offset = (m0 + i) * p.ldc + n0;
+      overflow += FixPipeRow(l0c + i * ldc, n0, nt, offset, fix, c + offset * c_size);
     }
     return overflow;
   }
@@ -52,9 +53,9 @@ uint64_t WriteBack(const GemmProblem& p, const float* l0c, int64_t ldc, int64_t 
   for (int64_t r0 = m0; r0 < m0 + mt;) {
     const int64_t image = r0 / rows, pixel = r0 % rows;
     const int64_t run = std::min(m0 + mt - r0, rows - pixel);
-    char* base = c + (image * p.c_image_stride + pixel) * c_size;
     for (int64_t j = 0; j < nt; ++j) {
-      overflow += FixPipeColumn(l0c + (r0 - m0) * ldc + j, ldc, run, n0 + j, fix, base + (n0 + j) * rows * c_size);
+      const int64_t offset = image * p.c_image_stride + (n0 + j) * rows + pixel;
+      overflow += FixPipeColumn(l0c + (r0 - m0) * ldc + j, ldc, run, n0 + j, offset, fix, c + offset * c_size);
     }
     r0 += run;
   }

@@ -23,11 +23,17 @@ int WarnAboutOverflow(const npu::v1::Profile& profile, std::ostream& out) {
   for (const npu::v1::NodeProfile& node : profile.nodes()) {
     if (node.overflow_elements() == 0) continue;
     ++nodes;
-    const uint64_t of = OutputElements(node);
+    // A fused node's count spans its original nodes' stores, not only its
+    // outputs, so it is not given as a fraction of them.
+    const uint64_t of = node.fused_nodes_size() > 0 ? 0 : OutputElements(node);
     out << absl::StrFormat("warning: overflow in node \"%s\" (%s): %d%s results saturated to +-65504 or became "
-                           "inf/NaN\n",
+                           "inf/NaN%s\n",
                            node.name(), node.op_type(), node.overflow_elements(),
-                           of > 0 ? absl::StrFormat(" of %d", of) : "");
+                           of > 0 ? absl::StrFormat(" of %d", of) : "",
+                           node.fused_nodes_size() > 0
+                               ? absl::StrFormat(" (counted over the results of its %d fused nodes)",
+                                                 node.fused_nodes_size())
+                               : "");
   }
   if (nodes > 0) {
     out << absl::StrFormat(

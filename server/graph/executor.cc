@@ -45,6 +45,14 @@ void RecordNode(const Plan& plan, const PlanNode& pn, const device::OpWork& work
   v1::NodeProfile* np = profile.add_nodes();
   np->set_name(pn.node->name());
   np->set_op_type(pn.node->op_type());
+  if (!pn.fused.empty()) {
+    np->add_fused_nodes(pn.node->name());
+    for (const v1::Node* n : pn.fused) {
+      np->add_fused_nodes(n->name());
+      np->mutable_name()->append("+" + n->name());
+      np->mutable_op_type()->append("+" + n->op_type());
+    }
+  }
   np->set_task_type(device::TaskTypeName(work.task_type, preset.separated()));
   np->set_block_dim(op.block_dim);
   np->set_ready_cycle(op.ready);

@@ -7,14 +7,17 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "kernels/elementwise_program.h"
 #include "npu/v1/graph.pb.h"
 #include "server/device/device_preset.h"
 #include "server/device/tile_work.h"
+#include "server/graph/fused_epilogue.h"
 #include "server/graph/host_tensor.h"
 #include "server/graph/node_attributes.h"
 #include "server/graph/tensor_type.h"
@@ -52,6 +55,10 @@ struct InferContext {
   // for its runs (Conv's img2col columns) is checked by the op's infer.
   uint64_t max_tensor_bytes = UINT64_MAX;
   std::shared_ptr<const void> state;              // out: per-node state for the runs (see Prepare)
+  // Set by the fusion pass for an op with OpDef::epilogue_axis: the chain it is
+  // to absorb. Its prepare keeps what the runs need (the program, BatchNorm
+  // folded into the weights); the inferred types are the op's own.
+  const FusedEpilogue* epilogue = nullptr;
 
   template <typename T>
   void Prepare(T value) {
@@ -98,6 +105,22 @@ struct OpDef {
   int output_aliases_input = -1;
   std::function<absl::StatusOr<std::vector<TensorType>>(InferContext&)> infer;
   std::function<absl::Status(RunContext&)> run;
+
+  // Fusion (fusion.h). An elementwise op that can join a fused chain: the step
+  // it is in the chain's program, given which input carries the chain's value
+  // (binary steps read the other input as the program's operand), or nullopt
+  // when this node cannot join (say, a Clip whose bounds are not constants).
+  std::function<std::optional<kernels::EwStep>(const InferContext& c, int chain_input)> fusion_step;
+  // A Cube op whose FixPipe applies a fused epilogue (InferContext::epilogue):
+  // the output axis whose index an operand read once per output column varies
+  // along (Conv: 1, the channels; MatMul, Gemm: -1, the last). kNoEpilogue:
+  // the op takes none.
+  static constexpr int kNoEpilogue = -1000;
+  int epilogue_axis = kNoEpilogue;
+  // The op's prepared state is its output's value (a HostTensor), known at plan
+  // time (Constant): the planner makes the output a constant and no run
+  // executes the node.
+  bool folds_to_constant = false;
 };
 
 class OpRegistry {

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "server/graph/bounded_text.h"
+#include "server/graph/fusion.h"
 #include "server/graph/guarded_call.h"
 #include "server/graph/node_error.h"
 #include "server/graph/shape_math.h"
@@ -15,8 +16,9 @@ namespace {
 
 class PlanBuilder {
  public:
-  PlanBuilder(std::shared_ptr<const v1::Graph> graph, const device::DevicePreset& preset, const PlanLimits& limits)
-      : graph_(graph), limits_(limits) {
+  PlanBuilder(std::shared_ptr<const v1::Graph> graph, const device::DevicePreset& preset, const PlanLimits& limits,
+              const PlanOptions& options)
+      : graph_(graph), limits_(limits), options_(options) {
     plan_->graph = std::move(graph);
     plan_->preset = preset;
   }
@@ -28,6 +30,11 @@ class PlanBuilder {
     if (auto s = AddNodes(); !s.ok()) return s;
     if (auto s = SortAndInfer(); !s.ok()) return s;
     if (auto s = AddOutputs(); !s.ok()) return s;
+    plan_->fusion_ran = options_.fuse;
+    if (options_.fuse) {
+      FuseChains(*plan_, [this](PlanNode& pn, const FusedEpilogue& e) { return Infer(pn, &e); });
+    }
+    Compact();
     ComputeLastUses();
     AssignStorage(*plan_);
     for (const PlanValue& v : plan_->values) plan_->value_bytes += v.type.bytes();
@@ -193,13 +200,23 @@ class PlanBuilder {
       PlanNode pn = std::move(nodes_[order[k]]);
       for (int v : pn.outputs) plan_->values[v].producer = k;
       if (auto s = Infer(pn); !s.ok()) return s;
+      if (pn.op->folds_to_constant) {
+        // Known now: a constant like an initializer (later nodes see it in
+        // InferContext::constants); Compact drops the node.
+        PlanValue& v = plan_->values[pn.outputs[0]];
+        v.is_constant = true;
+        v.constant = *static_cast<const HostTensor*>(pn.state.get());
+      }
       plan_->nodes.push_back(std::move(pn));
     }
     return absl::OkStatus();
   }
 
-  absl::Status Infer(PlanNode& pn) {
+  // Infers and prepares `pn`. With `epilogue` (the fusion pass), prepares a
+  // fused node again: its output types are the op's, which must not change.
+  absl::Status Infer(PlanNode& pn, const FusedEpilogue* epilogue = nullptr) {
     InferContext ctx{*pn.node, {}, {}, NodeAttributes(*pn.node), &plan_->preset, limits_.max_tensor_bytes, nullptr};
+    ctx.epilogue = epilogue;
     for (int v : pn.inputs) {
       ctx.inputs.push_back(v < 0 ? nullptr : &plan_->values[v].type);
       ctx.constants.push_back(v >= 0 && plan_->values[v].is_constant ? &plan_->values[v].constant : nullptr);
@@ -223,6 +240,14 @@ class PlanBuilder {
                                               " output types for ", pn.outputs.size(), " outputs"));
     }
     pn.state = std::move(ctx.state);
+    if (epilogue != nullptr) {
+      for (size_t j = 0; j < pn.outputs.size(); ++j) {
+        if (!((*types)[j] == plan_->values[pn.outputs[j]].type)) {
+          return absl::InternalError(absl::StrCat(NodeLabel(*pn.node), ": its fused output type changed"));
+        }
+      }
+      return absl::OkStatus();
+    }
     for (size_t j = 0; j < pn.outputs.size(); ++j) {
       const TensorType& t = (*types)[j];
       const std::string what = absl::StrCat(NodeLabel(*pn.node), " output ", Quoted(plan_->values[pn.outputs[j]].name));
@@ -252,6 +277,48 @@ class PlanBuilder {
     return absl::OkStatus();
   }
 
+  // Drops the nodes no run executes (folded constants) and the values no node
+  // produces or reads any more (fused away), renumbering the rest.
+  void Compact() {
+    std::vector<PlanNode> nodes;
+    nodes.reserve(plan_->nodes.size());
+    for (PlanNode& pn : plan_->nodes) {
+      plan_->fused = plan_->fused || !pn.fused.empty();
+      if (!pn.op->folds_to_constant) nodes.push_back(std::move(pn));
+    }
+    plan_->nodes = std::move(nodes);
+    std::vector<bool> used(plan_->values.size(), false);
+    for (int v : plan_->inputs) used[v] = true;
+    for (int v : plan_->outputs) used[v] = true;
+    for (const PlanNode& pn : plan_->nodes) {
+      for (int v : pn.inputs) {
+        if (v >= 0) used[v] = true;
+      }
+      for (int v : pn.outputs) used[v] = true;
+    }
+    std::vector<int> id(plan_->values.size(), -1);
+    std::vector<PlanValue> values;
+    for (size_t v = 0; v < plan_->values.size(); ++v) {
+      if (!used[v]) continue;
+      id[v] = static_cast<int>(values.size());
+      values.push_back(std::move(plan_->values[v]));
+      values.back().producer = -1;
+    }
+    plan_->values = std::move(values);
+    auto remap = [&](auto& list) {
+      for (auto& v : list) {
+        if (v >= 0) v = id[v];
+      }
+    };
+    remap(plan_->inputs);
+    remap(plan_->outputs);
+    for (int k = 0; k < static_cast<int>(plan_->nodes.size()); ++k) {
+      remap(plan_->nodes[k].inputs);
+      remap(plan_->nodes[k].outputs);
+      for (int v : plan_->nodes[k].outputs) plan_->values[v].producer = k;
+    }
+  }
+
   void ComputeLastUses() {
     for (int k = 0; k < static_cast<int>(plan_->nodes.size()); ++k) {
       for (int v : plan_->nodes[k].inputs) {
@@ -262,6 +329,7 @@ class PlanBuilder {
 
   std::shared_ptr<const v1::Graph> graph_;
   const PlanLimits& limits_;
+  const PlanOptions& options_;
   std::unique_ptr<Plan> plan_ = std::make_unique<Plan>();
   std::unordered_map<std::string, int> ids_;
   std::vector<PlanNode> nodes_;  // graph order, before sorting
@@ -270,7 +338,8 @@ class PlanBuilder {
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<const Plan>> BuildPlan(std::shared_ptr<const v1::Graph> graph,
-                                                      const device::DevicePreset& preset, const PlanLimits& limits) {
+                                                      const device::DevicePreset& preset, const PlanLimits& limits,
+                                                      const PlanOptions& options) {
   if (graph == nullptr) return absl::InvalidArgumentError("no graph given");
   // Error messages and profiles name nodes: unnamed ones get "<op>_<index>",
   // in a copy (clients and the ONNX import name their nodes; this is rare).
@@ -284,7 +353,7 @@ absl::StatusOr<std::shared_ptr<const Plan>> BuildPlan(std::shared_ptr<const v1::
     graph = std::move(named);
     break;
   }
-  return PlanBuilder(std::move(graph), preset, limits).Build();
+  return PlanBuilder(std::move(graph), preset, limits, options).Build();
 }
 
 }  // namespace npu::graph

@@ -36,6 +36,9 @@ struct PlanNode {
   absl::InlinedVector<int, 4> inputs;
   absl::InlinedVector<int, 4> outputs;
   std::shared_ptr<const void> state;  // what the op's infer prepared (InferContext::Prepare); may be null
+  // Nodes fused into this one (fusion.h), after `node`, in chain order; the
+  // profile names the fused node after all of them. Empty for a plain node.
+  std::vector<const v1::Node*> fused;
 };
 
 struct Plan {
@@ -49,6 +52,8 @@ struct Plan {
   std::vector<int> outputs;                // graph outputs, in declaration order
   uint64_t arena_bytes = 0;                // one run's intermediates (arena_plan.h)
   uint64_t value_bytes = 0;                // every value's bytes summed: what a run touches
+  bool fused = false;                      // some node absorbs others: intermediates of the graph are gone
+  bool fusion_ran = false;                 // built with PlanOptions::fuse
 };
 
 struct PlanLimits {
@@ -56,12 +61,19 @@ struct PlanLimits {
   uint64_t max_tensor_bytes = uint64_t{4} << 30;
 };
 
+struct PlanOptions {
+  // Fuse chains of ops into single nodes (fusion.h). Off for debug runs, which
+  // return every node's output: a fused chain has no intermediates to return.
+  bool fuse = true;
+};
+
 // Validates `graph`, infers every value's type and prepares every node for
-// `preset`. Errors are INVALID_ARGUMENT naming the node, input or value at
+// `preset`, folds Constant nodes into constants and (options.fuse) fuses
+// chains. Errors are INVALID_ARGUMENT naming the node, input or value at
 // fault. The plan keeps `graph` alive (pass an aliasing shared_ptr with no
 // owner to plan a graph that outlives the plan without copying it).
 absl::StatusOr<std::shared_ptr<const Plan>> BuildPlan(std::shared_ptr<const v1::Graph> graph,
                                                       const device::DevicePreset& preset,
-                                                      const PlanLimits& limits = {});
+                                                      const PlanLimits& limits = {}, const PlanOptions& options = {});
 
 }  // namespace npu::graph

@@ -41,6 +41,10 @@ void RunPlanAsync(std::shared_ptr<const Plan> plan, std::vector<HostTensor> inpu
                   device::Device& device, std::shared_ptr<device::CancelToken> cancel, RunDone done) {
   if (plan == nullptr) return done(absl::InvalidArgumentError("no plan to run"));
   if (auto s = CheckInputs(*plan, inputs, device); !s.ok()) return done(s);
+  if (options.debug && plan->fused) {
+    return done(absl::FailedPreconditionError(
+        "a debug run returns every node's output, so it needs a plan without fusion (PlanOptions::fuse = false)"));
+  }
   if (cancel == nullptr) cancel = std::make_shared<device::CancelToken>();
   options.device_id = device.id();
   const bool small = plan->value_bytes <= kSmallRunBytes;

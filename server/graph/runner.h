@@ -33,6 +33,7 @@ using RunDone = std::function<void(absl::StatusOr<ExecResult>)>;
 // finished the run (the device's worker, the caller for a small run, or the
 // thread that cancelled a queued one), so it should only convert and reply.
 // A cancelled run ends with the token's reason (CANCELLED, DEADLINE_EXCEEDED).
+// A debug run (options.debug) needs a plan built without fusion.
 void RunPlanAsync(std::shared_ptr<const Plan> plan, std::vector<HostTensor> inputs, ExecOptions options,
                   device::Device& device, std::shared_ptr<device::CancelToken> cancel, RunDone done);
 

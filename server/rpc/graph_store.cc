@@ -8,23 +8,32 @@
 
 namespace npu::rpc {
 
+namespace {
+
+bool Serves(const graph::Plan& plan, const device::DevicePreset& preset, const graph::PlanOptions& options) {
+  return plan.preset.name == preset.name && (options.fuse ? plan.fusion_ran : !plan.fused);
+}
+
+}  // namespace
+
 absl::StatusOr<std::shared_ptr<const graph::Plan>> RegisteredGraph::PlanFor(const device::DevicePreset& preset,
-                                                                            const graph::PlanLimits& limits) {
+                                                                            const graph::PlanLimits& limits,
+                                                                            const graph::PlanOptions& options) {
   std::shared_ptr<const v1::Graph> graph;
   {
     MutexLock lock(&mu_);
     for (const auto& p : plans_) {
-      if (p->preset.name == preset.name) return p;
+      if (Serves(*p, preset, options)) return p;
     }
     graph = plans_.front()->graph;
   }
   // Planned outside the lock (it may take a while); two first runs on a new
   // preset may both plan, and the first to finish is kept.
-  auto plan = graph::BuildPlan(std::move(graph), preset, limits);
+  auto plan = graph::BuildPlan(std::move(graph), preset, limits, options);
   if (!plan.ok()) return plan.status();
   MutexLock lock(&mu_);
   for (const auto& p : plans_) {
-    if (p->preset.name == preset.name) return p;
+    if (Serves(*p, preset, options)) return p;
   }
   plans_.push_back(*plan);
   return *plan;

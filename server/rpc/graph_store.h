@@ -19,13 +19,16 @@ class RegisteredGraph {
  public:
   explicit RegisteredGraph(std::shared_ptr<const graph::Plan> first) : plans_{std::move(first)} {}
   // The plan for `preset`: the one built at registration, or built now from
-  // the same graph (and kept).
+  // the same graph (and kept). Without options.fuse (debug runs), a plan in
+  // which nothing is fused: the registered one when it fused nothing.
   absl::StatusOr<std::shared_ptr<const graph::Plan>> PlanFor(const device::DevicePreset& preset,
-                                                             const graph::PlanLimits& limits);
+                                                             const graph::PlanLimits& limits,
+                                                             const graph::PlanOptions& options = {});
 
  private:
   Mutex mu_;
-  std::vector<std::shared_ptr<const graph::Plan>> plans_ ABSL_GUARDED_BY(mu_);  // one per preset; [0] first
+  // One per preset and fusion choice; [0] first.
+  std::vector<std::shared_ptr<const graph::Plan>> plans_ ABSL_GUARDED_BY(mu_);
 };
 
 class GraphStore {

@@ -108,11 +108,13 @@ absl::Status RunCall::Submit() {
   auto device = state_.devices.Find(req_.options().device());
   if (!device.ok()) return device.status();
   device_ = *device;
+  // Debug runs return every node's output, so they run a plan without fusion.
+  const graph::PlanOptions plan_options{.fuse = !req_.options().debug()};
   switch (req_.graph_source_case()) {
     case v1::RunRequest::kGraphId: {
       auto entry = state_.graphs.Get(tenant_, req_.graph_id());
       if (!entry.ok()) return entry.status();
-      auto plan = (*entry)->PlanFor(device_->preset(), state_.plan_limits());
+      auto plan = (*entry)->PlanFor(device_->preset(), state_.plan_limits(), plan_options);
       if (!plan.ok()) return plan.status();
       plan_ = *std::move(plan);
       break;
@@ -120,7 +122,7 @@ absl::Status RunCall::Submit() {
     case v1::RunRequest::kGraph: {
       // The request outlives this run's plan: plan a view of it, weights uncopied.
       auto plan = graph::BuildPlan(std::shared_ptr<const v1::Graph>(std::shared_ptr<void>(), &req_.graph()),
-                                   device_->preset(), state_.plan_limits());
+                                   device_->preset(), state_.plan_limits(), plan_options);
       if (!plan.ok()) return plan.status();
       plan_ = *std::move(plan);
       break;

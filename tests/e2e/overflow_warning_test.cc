@@ -20,8 +20,10 @@ namespace npu {
 namespace {
 
 // y = x * x over fp16 [2, 3], then z = y * 0.5: the first node overflows where
-// |x| > sqrt(65504).
-std::string RunSquare(const std::string& preset, const std::vector<float>& x, std::string* out_text = nullptr) {
+// |x| > sqrt(65504). With `output_square`, y is an output too, so the two
+// nodes run apart; otherwise the server fuses them into one node.
+std::string RunSquare(const std::string& preset, const std::vector<float>& x, std::string* out_text = nullptr,
+                      bool output_square = true) {
   testing::ServerProcess server({"--preset=" + preset});
   auto c = client::Client::Connect(server.target());
   EXPECT_TRUE(c.ok());
@@ -30,6 +32,7 @@ std::string RunSquare(const std::string& preset, const std::vector<float>& x, st
   client::Value in = g.Input("x", v1::FLOAT16, {2, 3});
   client::Value sq = g.Op("Mul", {in, in});
   g.Output(g.Mul(sq, g.Constant("h", *client::MakeFloatTensor(v1::FLOAT16, {}, {0.5f}))), "z");
+  if (output_square) g.Output(sq, "y");
   auto json = client::GraphToJson(g.Build());
   EXPECT_TRUE(json.ok());
   { std::ofstream(dir.File("square.json")) << *json; }
@@ -66,6 +69,22 @@ TEST(OverflowWarning, NpuRunNamesEachNodeThatSaturated) {
           << notices;
     }
     EXPECT_EQ(out.find("op summary"), std::string::npos) << "no --profile: no table, only the warning";
+  }
+}
+
+TEST(OverflowWarning, FusedNodeCountsTheStoresOfItsNodes) {
+  const std::vector<float> x = {300, 1, 2, 400, -500, 3};
+  const int past = PastFp16(x);
+  // 910: Mul_0 saturates, Mul_1 halves 65504 into range. 910B: Mul_0's infs
+  // stay inf through Mul_1, which stores them again.
+  for (auto [preset, count] : {std::pair{"ascend910", past}, std::pair{"ascend910b", 2 * past}}) {
+    const std::string notices = RunSquare(preset, x, nullptr, /*output_square=*/false);
+    EXPECT_NE(notices.find("warning: overflow in node \"Mul_0+Mul_1\" (Mul+Mul): " + std::to_string(count) +
+                           " results saturated to +-65504 or became inf/NaN (counted over the results of its 2 "
+                           "fused nodes)\n"),
+              std::string::npos)
+        << preset << "\n"
+        << notices;
   }
 }
 

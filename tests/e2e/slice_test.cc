@@ -182,9 +182,14 @@ TEST_F(SliceTest, InlineMlpMatchesFloat64Reference) {
   EXPECT_EQ(y.shape(0), Mlp::kBatch);
   EXPECT_EQ(y.shape(1), Mlp::kOut);
   ExpectClose(AsDoubles(y), mlp.Reference(), 1.0);
-  // A profile with one entry per node, in a valid order.
+  // A profile with one entry per node as run, in a valid order: each MatMul
+  // with the ops after it fused into its FixPipe epilogue, named after them all.
   const auto& p = resp->profile();
-  EXPECT_EQ(p.nodes_size(), 5);
+  ASSERT_EQ(p.nodes_size(), 2);
+  EXPECT_EQ(p.nodes(0).name(), "MatMul_0+Add_0+Relu_0");
+  EXPECT_EQ(p.nodes(0).op_type(), "MatMul+Add+Relu");
+  EXPECT_EQ(p.nodes(0).fused_nodes_size(), 3);
+  EXPECT_EQ(p.nodes(1).name(), "MatMul_1+Add_1");
   EXPECT_FALSE(p.model_version().empty());
   EXPECT_GT(p.total_cycles(), 0u);
   for (const auto& n : p.nodes()) {

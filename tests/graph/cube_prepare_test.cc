@@ -19,10 +19,13 @@
 #include "server/device/device.h"
 #include "server/graph/plan.h"
 #include "server/graph/runner.h"
+#include "tests/graph/random_tensor.h"
 
 namespace npu::graph {
 namespace {
 
+using testing::RandomTensor;
+using testing::ToHost;
 using ::testing::HasSubstr;
 
 device::Device& DeviceWithThreads(int threads) {
@@ -31,32 +34,7 @@ device::Device& DeviceWithThreads(int threads) {
   return threads == 1 ? one : two;
 }
 
-v1::Tensor RandomTensor(v1::DataType dtype, std::vector<int64_t> shape, std::mt19937& rng) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  v1::Tensor t;
-  t.set_dtype(dtype);
-  for (int64_t d : shape) t.add_shape(d);
-  std::string bytes;
-  for (int64_t i = 0; i < n; ++i) {
-    const float v = dist(rng);
-    if (dtype == v1::FLOAT16) {
-      const kernels::half_bits h = kernels::FloatToHalf(v);
-      bytes.append(reinterpret_cast<const char*>(&h), 2);
-    } else {
-      bytes.append(reinterpret_cast<const char*>(&v), 4);
-    }
-  }
-  t.set_data(bytes);
-  return t;
-}
 
-HostTensor ToHost(const v1::Tensor& t) {
-  auto owner = std::make_shared<v1::Tensor>(t);
-  TensorType type{t.dtype(), Shape(t.shape().begin(), t.shape().end())};
-  return HostTensor(type, owner, reinterpret_cast<const std::byte*>(owner->data().data()));
-}
 
 struct Operand {
   std::string name;

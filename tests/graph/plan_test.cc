@@ -16,8 +16,10 @@ const device::DevicePreset& Preset() {
   return p;
 }
 
+// Without fusion: these tests look at the nodes and values of the graph as
+// given (fusion has its own tests, fusion_test.cc).
 absl::StatusOr<std::shared_ptr<const Plan>> Plan(const v1::Graph& g, PlanLimits limits = {}) {
-  return BuildPlan(std::make_shared<const v1::Graph>(g), Preset(), limits);
+  return BuildPlan(std::make_shared<const v1::Graph>(g), Preset(), limits, PlanOptions{.fuse = false});
 }
 
 v1::Node* AddNode(v1::Graph& g, const std::string& name, const std::string& op, std::vector<std::string> in,

@@ -43,6 +43,9 @@ double HalfBitsToDouble(half_bits h) {
   return sign ? -v : v;
 }
 
+// FixPipe's epilogue in these tests: one activation step (elementwise_program.h).
+enum class Epilogue { kNone, kRelu, kGeluErf, kGeluTanh };
+
 struct Operands {
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool trans_a = false, trans_b = false;
@@ -125,7 +128,16 @@ std::vector<uint8_t> RunGemm(const Operands& o, const CubeTileShape& tile, int t
   p.a_batch_stride = o.broadcast_a ? 0 : o.m * o.k;
   p.b_batch_stride = o.k * o.n;
   p.bias = o.bias.empty() ? nullptr : o.bias.data();
-  p.epilogue = o.epilogue;
+  EwProgram program;
+  if (o.epilogue != Epilogue::kNone) {
+    EwStep step;
+    step.unary = o.epilogue == Epilogue::kRelu     ? UnaryOp::kRelu
+                 : o.epilogue == Epilogue::kGeluErf ? UnaryOp::kGeluErf
+                                                    : UnaryOp::kGeluTanh;
+    program.steps.push_back(step);
+  }
+  const CubeEpilogue epilogue{&program, {}};
+  if (o.epilogue != Epilogue::kNone) p.epilogue = &epilogue;
   p.c = c.data();
   p.c_type = o.out_type;
   p.ldc = o.n;
@@ -535,6 +547,9 @@ TEST(CubeGemm, ChannelMajorOutputIsRowMajorTransposedPerImage) {
     o.bias.resize(o.n);
     for (float& v : o.bias) v = dist(rng);
     o.epilogue = Epilogue::kRelu;
+    EwProgram relu;
+    relu.steps.push_back(EwStep{});
+    const CubeEpilogue epilogue{&relu, {}};
     const size_t esize = out == ElemType::kFloat32 ? 4 : 2;
     const std::vector<uint8_t> row_major = RunGemm(o, CubeTileShape{32, 32, 64}, 1, SimdPath::kAuto);
     for (int threads : {1, 2}) {
@@ -544,7 +559,7 @@ TEST(CubeGemm, ChannelMajorOutputIsRowMajorTransposedPerImage) {
       p.a = o.a16.data(), p.lda = o.k;
       p.b = o.b16.data(), p.ldb = o.n;
       p.bias = o.bias.data();
-      p.epilogue = o.epilogue;
+      p.epilogue = &epilogue;
       p.c = nchw.data();
       p.c_type = out;
       p.c_layout = CubeOutputLayout::kChannelMajor;

@@ -58,8 +58,9 @@ device::Device& TestDevice() {
   return d;
 }
 
-std::shared_ptr<const Plan> MustPlan(const v1::Graph& g, const device::Device& device = TestDevice()) {
-  auto plan = BuildPlan(std::make_shared<const v1::Graph>(g), device.preset());
+std::shared_ptr<const Plan> MustPlan(const v1::Graph& g, const device::Device& device = TestDevice(),
+                                     const PlanOptions& options = {}) {
+  auto plan = BuildPlan(std::make_shared<const v1::Graph>(g), device.preset(), {}, options);
   EXPECT_TRUE(plan.ok()) << plan.status();
   return plan.ok() ? *plan : nullptr;
 }
@@ -79,7 +80,7 @@ TEST(ArenaPlanTest, AChainNeedsTwoBuffersWhateverItsLength) {
   client::Value v = g.Input("x", v1::FLOAT32, {1000});
   for (int i = 0; i < 50; ++i) v = g.Relu(v);
   g.Output(g.Relu(v), "y");
-  auto plan = MustPlan(g.Build());
+  auto plan = MustPlan(g.Build(), TestDevice(), PlanOptions{.fuse = false});  // fused, it is one node
   ASSERT_NE(plan, nullptr);
   // Each intermediate (4000 bytes, 4032 aligned) dies when the next is made;
   // the last is a graph output, on its own buffer.

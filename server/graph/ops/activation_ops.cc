@@ -101,6 +101,32 @@ absl::Status RunUnary(RunContext& ctx, UnaryOp op) {
   return absl::OkStatus();
 }
 
+// The step this node is in a fused chain (fusion.h): the same op and parameters
+// its run uses, so the fused chain computes what this node would.
+std::optional<kernels::EwStep> FusionStep(const InferContext& c, UnaryOp op, int chain_input) {
+  if (chain_input != 0) return std::nullopt;
+  if (op == UnaryOp::kGeluErf && c.attrs.String("approximate", "none").value_or("none") == "tanh") {
+    op = UnaryOp::kGeluTanh;
+  }
+  auto params = ParamsFor(op, c.attrs);
+  if (!params.ok()) return std::nullopt;
+  kernels::EwStep step;
+  step.kind = kernels::EwStep::Kind::kUnary;
+  step.unary = op;
+  step.params = *params;
+  if (op == UnaryOp::kClip) {
+    // Clip's bounds join the program only when they are known now (as RunUnary reads them).
+    step.params = {-std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity()};
+    float* bound[3] = {nullptr, &step.params.alpha, &step.params.beta};
+    for (size_t i = 1; i < c.inputs.size() && i < 3; ++i) {
+      if (c.inputs[i] == nullptr) continue;
+      if (c.constants[i] == nullptr) return std::nullopt;
+      LoadAsFloat(*c.constants[i], 0, 1, 1, bound[i]);
+    }
+  }
+  return step;
+}
+
 OpDef UnaryDef(std::string name, UnaryOp op, int max_inputs = 1) {
   OpDef d;
   d.name = std::move(name);
@@ -111,6 +137,7 @@ OpDef UnaryDef(std::string name, UnaryOp op, int max_inputs = 1) {
   d.attributes = AttributesOf(op);
   d.infer = [op](InferContext& c) { return InferUnary(c, op); };
   d.run = [op](RunContext& c) { return RunUnary(c, op); };
+  d.fusion_step = [op](const InferContext& c, int chain_input) { return FusionStep(c, op, chain_input); };
   return d;
 }
 

@@ -1,7 +1,8 @@
 // Constant and Shape: values known at plan time. Constant's tensor comes from
-// its attribute; Shape writes its input's dims (INT64). Neither reads tensor
+// its attribute and becomes a constant of the plan, like an initializer (the
+// node never runs); Shape writes its input's dims (INT64). Neither reads tensor
 // bytes, so neither does device work beyond writing a few bytes.
-#include <cstring>
+#include <memory>
 #include <vector>
 
 #include "server/graph/node_error.h"
@@ -52,23 +53,11 @@ absl::StatusOr<std::vector<TensorType>> InferConstant(InferContext& c) {
     return NodeError(c.node, "value ", ToString(*type), " needs ", type->bytes(), " bytes, got ", t->data().size());
   }
   if (auto s = CheckBoolBytes(*type, t->data().data(), NodeLabel(c.node) + " value"); !s.ok()) return s;
+  // The value itself is the prepared state: the planner makes the output a
+  // constant (OpDef::folds_to_constant), so no run executes this node.
+  auto owner = std::make_shared<const v1::Tensor>(*std::move(t));
+  c.Prepare(HostTensor(*type, owner, reinterpret_cast<const std::byte*>(owner->data().data())));
   return std::vector<TensorType>{*type};
-}
-
-absl::Status RunConstant(RunContext& ctx) {
-  // Read straight from the node's attribute: the plan owns the node, so the
-  // bytes live as long as the plan; no copy.
-  const v1::Node& node = ctx.node;
-  const auto& [name, a] = *node.attributes().begin();
-  if (name == "value") {
-    ctx.outputs[0] = HostTensor(ctx.outputs[0].type(), nullptr,
-                                reinterpret_cast<const std::byte*>(a.t().data().data()));
-    return absl::OkStatus();
-  }
-  auto t = ConstantValue(node);
-  if (!t.ok()) return t.status();
-  std::memcpy(ctx.outputs[0].mutable_data(), t->data().data(), t->data().size());
-  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<TensorType>> InferShape(InferContext& c) {
@@ -104,7 +93,7 @@ void RegisterConstantOps(OpRegistry& r) {
                   {"value_floats", AttrKind::kFloats}, {"value_int", AttrKind::kInt},
                   {"value_ints", AttrKind::kInts}};
   c.infer = InferConstant;
-  c.run = RunConstant;
+  c.folds_to_constant = true;
   r.Register(std::move(c));
   OpDef s;
   s.name = "Shape";

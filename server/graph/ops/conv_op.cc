@@ -128,7 +128,8 @@ struct ConvPlan {
   device::OpWork work;  // the device's tiles (ConvTileWork): shapes alone decide them
   kernels::Im2ColGeometry im2col;
   std::shared_ptr<const kernels::PackedCubeB> weights;  // per group; null when the weights are not constant
-  std::vector<float> bias;  // when constant
+  std::vector<float> bias;  // when constant (with a folded BatchNormalization's shift)
+  std::shared_ptr<const CubeEpiloguePlan> epilogue;  // fused ops FixPipe applies (fusion.h)
 };
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -225,12 +226,33 @@ absl::Status PrepareConv(InferContext& c, const ConvGeometry& g) {
     }
   }
   // op(B) of group grp is its weights [Mg, Cg*kh*kw] transposed.
-  if (c.constants[1] != nullptr) {
-    plan.weights = PackConstantB(*c.constants[1], g.kdim(), g.mg(), g.kdim(), true, g.group, g.mg() * g.kdim());
+  // A BatchNormalization folded in (fusion.h): y = scale * conv + shift per
+  // output channel, so the weights are scaled before their one rounding to
+  // fp16 and the bias becomes scale * bias + shift.
+  const std::vector<float>* scale = nullptr;
+  if (c.epilogue != nullptr && !c.epilogue->channel_scale.empty()) {
+    if (c.constants[1] == nullptr || (bias && c.constants[2] == nullptr)) {
+      return NodeError(c.node, "folding a BatchNormalization needs constant weights and bias");
+    }
+    scale = &c.epilogue->channel_scale;
   }
-  if (c.inputs.size() > 2 && c.constants[2] != nullptr) {
+  if (c.constants[1] != nullptr) {
+    plan.weights =
+        PackConstantB(*c.constants[1], g.kdim(), g.mg(), g.kdim(), true, g.group, g.mg() * g.kdim(), scale);
+  }
+  if (bias && c.constants[2] != nullptr) {
     plan.bias.resize(static_cast<size_t>(g.m));
     LoadAsFloat(*c.constants[2], 0, 1, g.m, plan.bias.data());
+  }
+  if (scale != nullptr) {
+    plan.bias.resize(static_cast<size_t>(g.m), 0.0f);
+    for (int64_t ch = 0; ch < g.m; ++ch) {
+      plan.bias[ch] = plan.bias[ch] * (*scale)[ch] + c.epilogue->channel_shift[ch];
+    }
+  }
+  plan.epilogue = PlanEpilogue(c);
+  if (plan.epilogue) {
+    AddEpilogueWork(*plan.epilogue, g.n * g.m * g.pixels(), EpilogueOperandTypes(c, *plan.epilogue), plan.work);
   }
   c.Prepare(std::move(plan));
   return absl::OkStatus();
@@ -251,7 +273,7 @@ absl::Status RunConv(RunContext& ctx) {
   if (g.n == 0 || g.m == 0 || g.pixels() == 0) return absl::OkStatus();
 
   std::vector<float> bias;
-  const float* bias_data = nullptr;
+  const float* bias_data = plan.bias.empty() ? nullptr : plan.bias.data();
   if (bias_t != nullptr) {
     if (plan.bias.empty()) {
       bias.resize(static_cast<size_t>(g.m));
@@ -278,6 +300,11 @@ absl::Status RunConv(RunContext& ctx) {
   p.c_image_rows = g.pixels();
   p.c_image_stride = g.m * g.pixels();
   p.c_batch_stride = g.mg() * g.pixels();
+  kernels::CubeEpilogue epilogue;
+  if (plan.epilogue) {
+    epilogue = BindEpilogue(ctx, *plan.epilogue, g.mg(), p.c_batch_stride);
+    p.epilogue = &epilogue;
+  }
 
   SetCubeWork(ctx, plan.work, RunCubeGemm(p));
   return absl::OkStatus();
@@ -301,6 +328,7 @@ void RegisterConvOp(OpRegistry& r) {
                   {"strides", AttrKind::kInts}};
   d.infer = InferConv;
   d.run = RunConv;
+  d.epilogue_axis = 1;  // FixPipe applies fused ops; per-column operands are per output channel
   r.Register(std::move(d));
 }
 

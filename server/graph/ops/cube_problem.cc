@@ -4,7 +4,9 @@
 
 #include "kernels/cube_tile_counts.h"
 #include "server/graph/element_access.h"
+#include "server/device/vector_passes.h"
 #include "server/graph/node_error.h"
+#include "server/graph/vector_tiling.h"
 
 namespace npu::graph::ops {
 
@@ -44,6 +46,62 @@ std::shared_ptr<const kernels::PackedCubeB> PackConstantB(const HostTensor& b, i
     view = kernels::OperandView{scaled.data(), kernels::ElemType::kFloat32, ld, trans};
   }
   return std::make_shared<const kernels::PackedCubeB>(kernels::PackedCubeB::Pack(view, k, n, batches, batch_stride));
+}
+
+std::shared_ptr<const CubeEpiloguePlan> PlanEpilogue(const InferContext& c) {
+  if (c.epilogue == nullptr || c.epilogue->program.steps.empty()) return nullptr;
+  auto e = std::make_shared<CubeEpiloguePlan>();
+  e->program = c.epilogue->program;
+  e->first_operand = c.epilogue->first_operand;
+  e->kinds = c.epilogue->kinds;
+  return e;
+}
+
+std::vector<TensorType> EpilogueOperandTypes(const InferContext& c, const CubeEpiloguePlan& e) {
+  std::vector<TensorType> types;
+  for (size_t i = 0; i < e.kinds.size(); ++i) {
+    const size_t input = static_cast<size_t>(e.first_operand) + i;
+    types.push_back(input < c.inputs.size() && c.inputs[input] != nullptr ? *c.inputs[input] : TensorType{});
+  }
+  return types;
+}
+
+void AddEpilogueWork(const CubeEpiloguePlan& e, int64_t elements, const std::vector<TensorType>& operand_types,
+                     device::OpWork& work) {
+  if (work.tiles.empty()) return;
+  int64_t passes = 0;
+  for (const kernels::EwStep& s : e.program.steps) {
+    if (s.kind == kernels::EwStep::Kind::kUnary) passes += device::VectorPasses(device::KernelOf(s.unary));
+    if (s.kind == kernels::EwStep::Kind::kBinary) passes += device::VectorPasses(device::KernelOf(s.binary));
+  }
+  uint64_t read = 0;  // tensor operands come from GM; a bias or a scalar stays in UB
+  for (size_t i = 0; i < e.kinds.size(); ++i) {
+    if (e.kinds[i] == kernels::EpilogueOperand::Kind::kLikeC) read += operand_types[i].bytes();
+  }
+  const device::TileWork total = VectorChunkWork(elements, static_cast<int64_t>(read), 0, 4, passes);
+  const uint64_t share = work.tiles.size();
+  for (device::TileWork& w : work.tiles) {
+    w.vector_repeats += total.vector_repeats / share;
+    w.vector_instructions += total.vector_instructions / share;
+    w.mte2_bytes += total.mte2_bytes / share;
+  }
+}
+
+kernels::CubeEpilogue BindEpilogue(const RunContext& ctx, const CubeEpiloguePlan& e, int64_t per_column_stride,
+                                   int64_t like_c_stride) {
+  kernels::CubeEpilogue bound{&e.program, {}};
+  for (size_t i = 0; i < e.kinds.size(); ++i) {
+    const HostTensor& t = *ctx.inputs[static_cast<size_t>(e.first_operand) + i];
+    kernels::EpilogueOperand o;
+    o.kind = e.kinds[i];
+    o.data = t.data();
+    o.type = CubeType(t.type().dtype);
+    o.batch_stride = o.kind == kernels::EpilogueOperand::Kind::kPerColumn ? per_column_stride
+                     : o.kind == kernels::EpilogueOperand::Kind::kLikeC  ? like_c_stride
+                                                                         : 0;
+    bound.operands.push_back(o);
+  }
+  return bound;
 }
 
 kernels::GemmProblem CubeProblem(const RunContext& ctx, DataType a, DataType b, DataType c) {

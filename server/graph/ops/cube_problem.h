@@ -22,6 +22,9 @@
 //                     preset's fp16 saturation and the run's cancel flag set
 //   RunCubeGemm       the GEMM on the host tiles; returns its overflow count
 //   SetCubeWork       the op's prepared device work, with that count
+// Fused epilogues (fusion.h): PlanEpilogue keeps what InferContext::epilogue
+// asks for, BindEpilogue points its operands at a run's inputs, and
+// AddEpilogueWork counts its Vector passes in the op's device work.
 #pragma once
 
 #include <cstdint>
@@ -61,6 +64,29 @@ void AppendModelGemm(int64_t m, int64_t n, int64_t k, kernels::ElemType c_type, 
 std::shared_ptr<const kernels::PackedCubeB> PackConstantB(const HostTensor& b, int64_t k, int64_t n, int64_t ld,
                                                           bool trans, int64_t batches, int64_t batch_stride,
                                                           const std::vector<float>* column_scale = nullptr);
+
+// A Cube op's fused epilogue, as prepared (fusion.h).
+struct CubeEpiloguePlan {
+  kernels::EwProgram program;
+  int first_operand = 0;  // program operand i is input first_operand + i of the node
+  std::vector<kernels::EpilogueOperand::Kind> kinds;
+};
+
+// The epilogue InferContext::epilogue asks for; null when none (or only a
+// folded BatchNormalization, which the op applies to its weights itself).
+std::shared_ptr<const CubeEpiloguePlan> PlanEpilogue(const InferContext& c);
+
+// The op's device work with the epilogue's Vector passes over `elements`
+// results (and its tensor operands read from GM), spread over the tiles.
+void AddEpilogueWork(const CubeEpiloguePlan& e, int64_t elements, const std::vector<TensorType>& operand_types,
+                     device::OpWork& work);
+std::vector<TensorType> EpilogueOperandTypes(const InferContext& c, const CubeEpiloguePlan& e);
+
+// The kernel's epilogue for one run: the operands point at the run's inputs.
+// Elements between consecutive GEMM batches: per_column_stride for kPerColumn
+// operands, like_c_stride for kLikeC ones (C's batch stride).
+kernels::CubeEpilogue BindEpilogue(const RunContext& ctx, const CubeEpiloguePlan& e, int64_t per_column_stride,
+                                   int64_t like_c_stride);
 
 kernels::GemmProblem CubeProblem(const RunContext& ctx, DataType a, DataType b, DataType c);
 

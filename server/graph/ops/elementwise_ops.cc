@@ -153,6 +153,18 @@ OpDef BinaryDef(std::string name, BinaryOp op) {
   d.min_inputs = d.max_inputs = 2;
   d.infer = [op](InferContext& c) { return InferBinary(c, op); };
   d.run = [op](RunContext& c) { return RunBinary(c, op); };
+  // In a fused chain (fusion.h): the same float op, the other input its operand.
+  // Comparisons make BOOL, which ends a chain.
+  if (!kernels::IsComparison(op)) {
+    d.fusion_step = [op](const InferContext& c, int chain_input) -> std::optional<kernels::EwStep> {
+      if (!IsFloat(c.inputs[0]->dtype) || c.inputs[0]->dtype != c.inputs[1]->dtype) return std::nullopt;
+      kernels::EwStep step;
+      step.kind = kernels::EwStep::Kind::kBinary;
+      step.binary = op;
+      step.operand_first = chain_input == 1;
+      return step;
+    };
+  }
   return d;
 }
 

@@ -41,6 +41,7 @@ struct GemmPlan {
   bool fixpipe_bias = false;   // C (if any) is a row vector added by FixPipe, alpha = beta = 1
   std::vector<float> bias;     // that row, when C is constant
   std::shared_ptr<const kernels::PackedCubeB> packed_b;  // B constant: packed once, here
+  std::shared_ptr<const CubeEpiloguePlan> epilogue;      // fused ops FixPipe applies (fusion.h)
 };
 
 std::vector<float> RowBias(const HostTensor& c, int64_t n);
@@ -93,6 +94,12 @@ absl::StatusOr<std::vector<TensorType>> InferGemm(InferContext& c) {
   if (c.constants[1] != nullptr) {
     plan.packed_b = PackConstantB(*c.constants[1], k, n, b.shape[1], at->trans_b, 1, 0);
   }
+  plan.epilogue = PlanEpilogue(c);
+  if (plan.epilogue) {
+    // FixPipe applies it after its bias; alpha and beta take a Vector pass after the Cube instead.
+    if (!plan.fixpipe_bias) return NodeError(c.node, "a fused epilogue needs alpha = beta = 1 and a row bias");
+    AddEpilogueWork(*plan.epilogue, m * n, EpilogueOperandTypes(c, *plan.epilogue), plan.cube_work);
+  }
   c.Prepare(std::move(plan));
   return std::vector<TensorType>{{a.dtype, out}};
 }
@@ -129,6 +136,11 @@ absl::Status RunGemm(RunContext& ctx) {
       p.bias = plan.bias.empty() ? bias.data() : plan.bias.data();
     }
     p.c = out.mutable_data();
+    kernels::CubeEpilogue epilogue;
+    if (plan.epilogue) {
+      epilogue = BindEpilogue(ctx, *plan.epilogue, 0, 0);
+      p.epilogue = &epilogue;
+    }
     SetCubeWork(ctx, plan.cube_work, RunCubeGemm(p));
     return absl::OkStatus();
   }
@@ -182,6 +194,7 @@ void RegisterGemmOp(OpRegistry& r) {
                   {"transB", AttrKind::kInt}};
   d.infer = InferGemm;
   d.run = RunGemm;
+  d.epilogue_axis = -1;  // FixPipe applies fused ops; per-column operands run along the last axis
   r.Register(std::move(d));
 }
 

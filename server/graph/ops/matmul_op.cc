@@ -64,6 +64,7 @@ struct MatMulPlan {
   enum class Batching { kFold, kStrided, kPerBatch } batching = Batching::kFold;
   bool a_batched = false, b_batched = false;  // kStrided: the operand differs per batch
   std::shared_ptr<const kernels::PackedCubeB> packed_b;  // B constant: packed once, here
+  std::shared_ptr<const CubeEpiloguePlan> epilogue;      // fused ops FixPipe applies (fusion.h)
 };
 
 bool AllOnes(const Shape& s) {
@@ -117,6 +118,8 @@ absl::StatusOr<std::vector<TensorType>> InferMatMul(InferContext& c) {
     plan.packed_b = PackConstantB(*c.constants[1], d->k, d->n, d->n, false, b_batches, d->k * d->n);
   }
   const std::vector<TensorType> out{{a.dtype, OutputShape(*d)}};
+  plan.epilogue = PlanEpilogue(c);
+  if (plan.epilogue) AddEpilogueWork(*plan.epilogue, out[0].elements(), EpilogueOperandTypes(c, *plan.epilogue), plan.work);
   c.Prepare(std::move(plan));
   return out;
 }
@@ -142,6 +145,11 @@ absl::Status RunMatMul(RunContext& ctx) {
   p.b = b.data();
   p.packed_b = plan.packed_b.get();
   p.c = out.mutable_data();
+  kernels::CubeEpilogue epilogue;
+  if (plan.epilogue) {
+    epilogue = BindEpilogue(ctx, *plan.epilogue, 0, d.m * d.n);
+    p.epilogue = &epilogue;
+  }
   uint64_t overflow = 0;
   switch (plan.batching) {
     case MatMulPlan::Batching::kFold:
@@ -158,11 +166,17 @@ absl::Status RunMatMul(RunContext& ctx) {
     case MatMulPlan::Batching::kPerBatch: {
       const size_t a_elem = ElementSize(a.type().dtype), c_elem = ElementSize(out.type().dtype);
       const BroadcastMap amap(d.a_batch, d.batch), bmap(d.b_batch, d.batch);
+      const kernels::CubeEpilogue first = epilogue;
       for (int64_t i = 0; i < plan.batches; ++i) {
         if (ctx.cancel != nullptr && ctx.cancel->load(std::memory_order_relaxed)) break;  // the executor reports it
         p.a = a.data() + amap.Offset(i) * d.m * d.k * a_elem;
         p.b = b.data() + bmap.Offset(i) * d.k * d.n * a_elem;
         p.c = out.mutable_data() + i * d.m * d.n * c_elem;
+        // The batch's own C-shaped operands (each GEMM here is batch 0 of its own).
+        for (size_t o = 0; o < epilogue.operands.size(); ++o) {
+          if (epilogue.operands[o].kind != kernels::EpilogueOperand::Kind::kLikeC) continue;
+          epilogue.operands[o].data = static_cast<const char*>(first.operands[o].data) + i * d.m * d.n * c_elem;
+        }
         overflow += RunCubeGemm(p);
       }
       break;
@@ -183,6 +197,7 @@ void RegisterCubeOps(OpRegistry& r) {
   d.min_inputs = d.max_inputs = 2;
   d.infer = InferMatMul;
   d.run = RunMatMul;
+  d.epilogue_axis = -1;  // FixPipe applies fused ops; per-column operands run along the last axis
   r.Register(std::move(d));
 }
 
