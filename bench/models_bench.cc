@@ -1,7 +1,7 @@
 // npu-bench models: real models on the server against torch eager fp32 on the
 // same cores, in one run, side by side.
 //
-//   npu-bench models [--models resnet18,mobilenet_v2,efficientnet_b0,bert_layer]
+//   npu-bench models [--models resnet18,mobilenet_v2,efficientnet_b0,regnet_y_400mf,bert_layer]
 //                    [--threads 2] [--reps 9]
 //
 // A child process (bench/models/torch_models.py, Debian's torch and torchvision)
@@ -132,7 +132,7 @@ double MaxRelativeError(const v1::Tensor& got, const v1::Tensor& want) {
 }
 
 struct ModelsArgs {
-  std::vector<std::string> models = {"resnet18", "mobilenet_v2", "efficientnet_b0", "bert_layer"};
+  std::vector<std::string> models = {"resnet18", "mobilenet_v2", "efficientnet_b0", "regnet_y_400mf", "bert_layer"};
   std::vector<int> thread_counts = {2};
   int reps = 9;
   std::string python = NPU_BENCH_PYTHON;
@@ -261,7 +261,7 @@ std::function<int()> SetupModelsBench(CLI::App& command) {
   auto args = std::make_shared<ModelsArgs>();
   command.add_option("--models", args->models, "models, comma-separated")
       ->delimiter(',')
-      ->check(CLI::IsMember({"resnet18", "mobilenet_v2", "efficientnet_b0", "bert_layer"}))
+      ->check(CLI::IsMember({"resnet18", "mobilenet_v2", "efficientnet_b0", "regnet_y_400mf", "bert_layer"}))
       ->capture_default_str();
   command.add_option("--threads", args->thread_counts, "host thread counts (server and torch alike)")
       ->delimiter(',')

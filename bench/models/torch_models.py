@@ -10,7 +10,7 @@ For each MODEL it writes OUTDIR/MODEL.onnx (torch.onnx.export, opset 17, input
 (torch's fp32 output), then prints "ready". Each line "time MODEL" on stdin
 runs one forward pass and prints its seconds; "quit" (or end of input) ends it.
 
-Models (random weights, eval mode): resnet18, mobilenet_v2 and efficientnet_b0
+Models (random weights, eval mode): resnet18, mobilenet_v2, efficientnet_b0 and regnet_y_400mf
 from torchvision on 1x3x224x224, and a BERT-base encoder layer (hidden 768, 12
 heads, feed-forward 3072, post-LN, erf GELU) on batch 4 x sequence 128.
 """

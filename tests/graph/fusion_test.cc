@@ -147,6 +147,49 @@ TEST(FusionTest, ConvWithClipFromConstantNodesAndSiluFuse) {
   }
 }
 
+uint64_t TotalOverflow(const v1::Profile& p) {
+  uint64_t total = 0;
+  for (const v1::NodeProfile& n : p.nodes()) total += n.overflow_elements();
+  return total;
+}
+
+// MobileNetV2's inverted residual: the depthwise Conv (group = channels) runs on
+// the Vector stencil and takes its ReLU6 as the Cube Convs do. Inputs large
+// enough that fp16 results overflow: the fused nodes count what the separate
+// ones counted. A BatchNormalization after a grouped Conv is not folded (the
+// stencil computes in fp32), so that chain stays as it was.
+TEST(FusionTest, DepthwiseConvTakesItsEpilogue) {
+  std::mt19937 rng(8);
+  for (v1::DataType dt : {v1::FLOAT32, v1::FLOAT16}) {
+    GraphBuilder g("inverted_residual");
+    std::vector<Feed> feeds;
+    Value x = In(g, feeds, "x", RandomTensor(dt, {2, 4, 9, 7}, rng, -300, 300));
+    Value lo = g.Constant("lo", Scalar(dt, 0)), hi = g.Constant("hi", Scalar(dt, 6));
+    Value e = g.Op("Clip", {g.Op("Conv", {x, g.Constant("we", RandomTensor(dt, {12, 4, 1, 1}, rng))}), lo, hi});
+    Value dw = g.Op("Conv", {e, g.Constant("wd", RandomTensor(dt, {12, 1, 3, 3}, rng, -20000, 20000)),
+                             g.Constant("bd", RandomTensor(dt, {12}, rng))},
+                    {{"group", client::AttrInt(12)}, {"pads", AttrInts({1, 1, 1, 1})}, {"strides", AttrInts({1, 1})}});
+    Value p = g.Op("Conv", {g.Op("Clip", {dw, lo, hi}), g.Constant("wp", RandomTensor(dt, {4, 12, 1, 1}, rng))});
+    g.Output(g.Add(p, x), "y");
+    // A grouped Conv (2 channels a group) with fed weights, then BatchNormalization and Relu.
+    Value wf = In(g, feeds, "wf", RandomTensor(dt, {4, 2, 3, 3}, rng));
+    Value gc = g.Op("Conv", {x, wf}, {{"group", client::AttrInt(2)}});
+    Value bn = g.Op("BatchNormalization", {gc, g.Constant("gamma", RandomTensor(dt, {4}, rng, 0.5, 1.5)),
+                                           g.Constant("beta", RandomTensor(dt, {4}, rng)),
+                                           g.Constant("mean", RandomTensor(dt, {4}, rng)),
+                                           g.Constant("var", RandomTensor(dt, {4}, rng, 0.5, 1.5))});
+    g.Output(g.Relu(bn), "z");
+    const v1::Graph graph = g.Build();
+    // Conv+Clip, Conv+Clip (depthwise), Conv+Add; the grouped Conv, BatchNormalization, Relu.
+    ExpectFusedEqualsUnfused(graph, feeds, 6);
+    for (const std::string preset : {"ascend910", "ascend910b"}) {
+      const uint64_t unfused = TotalOverflow(RunGraph(graph, feeds, false, preset).profile);
+      EXPECT_EQ(TotalOverflow(RunGraph(graph, feeds, true, preset).profile), unfused) << preset;
+      if (dt == v1::FLOAT16) EXPECT_GT(unfused, 0u) << "the inputs should overflow fp16 somewhere";
+    }
+  }
+}
+
 TEST(FusionTest, MatMulWithBiasAndErfGeluFusesLikeTorchExportsIt) {
   std::mt19937 rng(3);
   for (v1::DataType dt : {v1::FLOAT32, v1::FLOAT16}) {

@@ -130,6 +130,9 @@ struct ConvPlan {
   std::shared_ptr<const kernels::PackedCubeB> weights;  // per group; null when the weights are not constant
   std::vector<float> bias;  // when constant (with a folded BatchNormalization's shift)
   std::shared_ptr<const CubeEpiloguePlan> epilogue;  // fused ops FixPipe applies (fusion.h)
+  // group > 1 (the Vector stencil): constant weights as fp32, the epilogue's operand types.
+  std::vector<float> grouped_weights;
+  std::vector<TensorType> epilogue_types;
 };
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -231,12 +234,15 @@ absl::Status PrepareConv(InferContext& c, const ConvGeometry& g) {
   // fp16 and the bias becomes scale * bias + shift.
   const std::vector<float>* scale = nullptr;
   if (c.epilogue != nullptr && !c.epilogue->channel_scale.empty()) {
+    if (g.group > 1) {  // the stencil computes in fp32: scaled weights would change its bits
+      return NodeError(c.node, "a BatchNormalization is folded only into a Conv with group = 1");
+    }
     if (c.constants[1] == nullptr || (bias && c.constants[2] == nullptr)) {
       return NodeError(c.node, "folding a BatchNormalization needs constant weights and bias");
     }
     scale = &c.epilogue->channel_scale;
   }
-  if (c.constants[1] != nullptr) {
+  if (c.constants[1] != nullptr && g.group == 1) {
     plan.weights =
         PackConstantB(*c.constants[1], g.kdim(), g.mg(), g.kdim(), true, g.group, g.mg() * g.kdim(), scale);
   }
@@ -251,7 +257,14 @@ absl::Status PrepareConv(InferContext& c, const ConvGeometry& g) {
     }
   }
   plan.epilogue = PlanEpilogue(c);
-  if (plan.epilogue) {
+  if (g.group > 1) {
+    if (c.constants[1] != nullptr) {
+      plan.grouped_weights.resize(static_cast<size_t>(c.constants[1]->type().elements()));
+      LoadAsFloat(*c.constants[1], 0, 1, c.constants[1]->type().elements(), plan.grouped_weights.data());
+    }
+    if (!bias || c.constants[2] != nullptr) plan.bias = GroupedConvBias(bias ? c.constants[2] : nullptr, g.m);
+    if (plan.epilogue) plan.epilogue_types = EpilogueOperandTypes(c, *plan.epilogue);
+  } else if (plan.epilogue) {
     AddEpilogueWork(*plan.epilogue, g.n * g.m * g.pixels(), EpilogueOperandTypes(c, *plan.epilogue), plan.work);
   }
   c.Prepare(std::move(plan));
@@ -266,8 +279,14 @@ absl::Status RunConv(RunContext& ctx) {
   const HostTensor* bias_t = ctx.inputs.size() > 2 ? ctx.inputs[2] : nullptr;
   const HostTensor& out = ctx.outputs[0];
   if (g.group > 1) {  // depthwise and grouped: a direct stencil on the Vector unit
-    return RunGroupedConv(ctx, {g.n, g.c, g.h, g.w, g.m, g.kh, g.kw, g.group, g.sh, g.sw, g.dh, g.dw, g.pt, g.pl,
-                                g.oh, g.ow});
+    GroupedConvPrepared prepared;
+    prepared.epilogue_operand_types = &plan.epilogue_types;
+    if (!plan.grouped_weights.empty()) prepared.weights = &plan.grouped_weights;
+    if (!plan.bias.empty()) prepared.bias = &plan.bias;
+    prepared.epilogue = plan.epilogue.get();
+    return RunGroupedConv(ctx,
+                          {g.n, g.c, g.h, g.w, g.m, g.kh, g.kw, g.group, g.sh, g.sw, g.dh, g.dw, g.pt, g.pl, g.oh, g.ow},
+                          prepared);
   }
   ctx.work.task_type = device::TaskType::kAiCore;
   if (g.n == 0 || g.m == 0 || g.pixels() == 0) return absl::OkStatus();

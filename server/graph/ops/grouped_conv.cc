@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "kernels/fixpipe.h"
 #include "kernels/stencil.h"
 #include "kernels/vector_kernels.h"
 #include "server/device/vector_passes.h"
@@ -12,7 +13,14 @@
 
 namespace npu::graph::ops {
 
-absl::Status RunGroupedConv(RunContext& ctx, const GroupedConvShape& g) {
+std::vector<float> GroupedConvBias(const HostTensor* bias, int64_t channels) {
+  std::vector<float> b(static_cast<size_t>(channels), 0.0f);
+  if (bias != nullptr) LoadAsFloat(*bias, 0, 1, channels, b.data());
+  for (float& v : b) v += 0.0f;
+  return b;
+}
+
+absl::Status RunGroupedConv(RunContext& ctx, const GroupedConvShape& g, const GroupedConvPrepared& prepared) {
   const HostTensor& x = *ctx.inputs[0];
   const HostTensor& wt = *ctx.inputs[1];
   const HostTensor* bias_t = ctx.inputs.size() > 2 ? ctx.inputs[2] : nullptr;
@@ -21,10 +29,25 @@ absl::Status RunGroupedConv(RunContext& ctx, const GroupedConvShape& g) {
   const int64_t cg = g.c / g.group, mg = g.m / g.group, taps = cg * g.kh * g.kw;
   const int64_t planes = g.n * g.m;
   if (planes == 0 || g.oh == 0 || g.ow == 0) return absl::OkStatus();
-  std::vector<float> weights(static_cast<size_t>(wt.type().elements())), bias(static_cast<size_t>(g.m), 0.0f);
-  LoadAsFloat(wt, 0, 1, wt.type().elements(), weights.data());
-  if (bias_t != nullptr) LoadAsFloat(*bias_t, 0, 1, g.m, bias.data());
-  for (float& b : bias) b += 0.0f;  // -0 -> +0: then a sum never is -0 and skipped zero taps change nothing
+  std::vector<float> weights_now, bias_now;
+  if (prepared.weights == nullptr) {
+    weights_now.resize(static_cast<size_t>(wt.type().elements()));
+    LoadAsFloat(wt, 0, 1, wt.type().elements(), weights_now.data());
+  }
+  if (prepared.bias == nullptr) bias_now = GroupedConvBias(bias_t, g.m);
+  const std::vector<float>& weights = prepared.weights != nullptr ? *prepared.weights : weights_now;
+  const std::vector<float>& bias = prepared.bias != nullptr ? *prepared.bias : bias_now;
+  // With an epilogue the stencil's fp32 results go through FixPipe's program
+  // (channel-major: the plane is one column of C), which also counts the
+  // overflows of the Conv's own store (its first step).
+  kernels::CubeEpilogue epilogue;
+  kernels::FixPipeConfig fixpipe;
+  if (prepared.epilogue != nullptr) {
+    epilogue = BindEpilogue(ctx, *prepared.epilogue, 0, 0);
+    fixpipe.epilogue = &epilogue;
+    fixpipe.out_type = CubeType(out.type().dtype);
+    fixpipe.saturate_fp16 = ctx.preset.fp16_saturation;
+  }
   kernels::StencilShape s;
   s.h = g.h, s.w = g.w, s.oh = g.oh, s.ow = g.ow, s.kh = g.kh, s.kw = g.kw;
   s.sh = g.sh, s.sw = g.sw, s.dh = g.dh, s.dw = g.dw, s.pt = g.pt, s.pl = g.pl;
@@ -58,18 +81,29 @@ absl::Status RunGroupedConv(RunContext& ctx, const GroupedConvShape& g) {
         }
         in_bytes = static_cast<uint64_t>(cg * g.h * g.w * x_elem);
       }
-      if (padded_planes) {
+      const int64_t at = p * g.oh * g.ow;
+      if (padded_planes && fixpipe.epilogue == nullptr) {
         w.overflow_elements +=
             k.stencil(kernels::StencilOp::kWeighted, s, buf.data(), static_cast<size_t>(cg), weights.data() + mo * taps,
-                      bias[mo], nullptr, DstAt(out, p * g.oh * g.ow), saturate);
-      } else {  // a kernel, pad or dilation far larger than the input: only the taps inside it
-        thread_local std::vector<const float*> in;
-        in.resize(static_cast<size_t>(cg));
-        for (int64_t ci = 0; ci < cg; ++ci) in[ci] = buf.data() + ci * plane_floats;
+                      bias[mo], nullptr, DstAt(out, at), saturate);
+      } else {
         res.resize(static_cast<size_t>(g.oh * g.ow));
-        kernels::StencilSkippingPadding(kernels::StencilOp::kWeighted, s, in.data(), static_cast<size_t>(cg),
-                                        weights.data() + mo * taps, bias[mo], nullptr, res.data());
-        w.overflow_elements += StoreFromFloat(out, p * g.oh * g.ow, g.oh * g.ow, res.data(), saturate);
+        if (padded_planes) {
+          k.stencil(kernels::StencilOp::kWeighted, s, buf.data(), static_cast<size_t>(cg), weights.data() + mo * taps,
+                    bias[mo], nullptr, kernels::F32Dst(res.data()), saturate);
+        } else {  // a kernel, pad or dilation far larger than the input: only the taps inside it
+          thread_local std::vector<const float*> in;
+          in.resize(static_cast<size_t>(cg));
+          for (int64_t ci = 0; ci < cg; ++ci) in[ci] = buf.data() + ci * plane_floats;
+          kernels::StencilSkippingPadding(kernels::StencilOp::kWeighted, s, in.data(), static_cast<size_t>(cg),
+                                          weights.data() + mo * taps, bias[mo], nullptr, res.data());
+        }
+        w.overflow_elements +=
+            fixpipe.epilogue == nullptr
+                ? StoreFromFloat(out, at, g.oh * g.ow, res.data(), saturate)
+                : kernels::FixPipeColumn(res.data(), 1, g.oh * g.ow, mo, at, fixpipe,
+                                         out.mutable_data() +
+                                             at * static_cast<int64_t>(ElementSize(out.type().dtype)));
       }
       // One multiply-add pass over the output plane per input channel and tap, in fp32 lanes.
       device::TileWork plane_work = VectorChunkWork(g.oh * g.ow, 0, g.oh * g.ow * o_elem, 4,
@@ -78,6 +112,9 @@ absl::Status RunGroupedConv(RunContext& ctx, const GroupedConvShape& g) {
       w += plane_work;
     }
   });
+  if (prepared.epilogue != nullptr) {
+    AddEpilogueWork(*prepared.epilogue, planes * g.oh * g.ow, *prepared.epilogue_operand_types, ctx.work);
+  }
   return absl::OkStatus();
 }
 
