@@ -8,12 +8,12 @@ set -euo pipefail
 build_pkgs=(
   g++ cmake ninja-build ccache pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
-  libabsl-dev libcli11-dev libcpp-httplib-dev libonnx-dev libssl-dev
+  libabsl-dev libcli11-dev libcpp-httplib-dev nlohmann-json3-dev libonnx-dev libssl-dev
   python3-grpcio python3-protobuf python3-numpy python3-matplotlib
 )
 test_pkgs=(
   libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev libdnnl-dev ocl-icd-opencl-dev
-  python3-torch python3-torchvision python3-onnx python3-yaml openssl libonnx-testdata
+  python3-torch python3-torchvision python3-onnx python3-yaml openssl libonnx-testdata python3-grpc-tools curl
 )
 
 clang_pkgs=(clang-14 libclang-rt-14-dev)

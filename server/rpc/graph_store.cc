@@ -1,5 +1,6 @@
 #include "server/rpc/graph_store.h"
 
+#include <algorithm>
 #include <random>
 
 #include "absl/strings/str_cat.h"
@@ -19,17 +20,15 @@ bool Serves(const graph::Plan& plan, const device::DevicePreset& preset, const g
 absl::StatusOr<std::shared_ptr<const graph::Plan>> RegisteredGraph::PlanFor(const device::DevicePreset& preset,
                                                                             const graph::PlanLimits& limits,
                                                                             const graph::PlanOptions& options) {
-  std::shared_ptr<const v1::Graph> graph;
   {
     MutexLock lock(&mu_);
     for (const auto& p : plans_) {
       if (Serves(*p, preset, options)) return p;
     }
-    graph = plans_.front()->graph;
   }
   // Planned outside the lock (it may take a while); two first runs on a new
   // preset may both plan, and the first to finish is kept.
-  auto plan = graph::BuildPlan(std::move(graph), preset, limits, options);
+  auto plan = graph::BuildPlan(graph_, preset, limits, options);
   if (!plan.ok()) return plan.status();
   MutexLock lock(&mu_);
   for (const auto& p : plans_) {
@@ -63,6 +62,19 @@ absl::Status GraphStore::Remove(const std::string& tenant, const std::string& id
   removed = std::move(it->second);
   graphs_.erase(it);
   return absl::OkStatus();
+}
+
+std::vector<std::pair<std::string, std::shared_ptr<RegisteredGraph>>> GraphStore::List(const std::string& tenant) {
+  std::vector<std::pair<std::string, std::shared_ptr<RegisteredGraph>>> out;
+  const std::string prefix = tenant + '\0';
+  {
+    MutexLock lock(&mu_);
+    for (const auto& [key, entry] : graphs_) {
+      if (key.compare(0, prefix.size(), prefix) == 0) out.emplace_back(key.substr(prefix.size()), entry);
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
 }
 
 }  // namespace npu::rpc

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -17,7 +18,9 @@ namespace npu::rpc {
 
 class RegisteredGraph {
  public:
-  explicit RegisteredGraph(std::shared_ptr<const graph::Plan> first) : plans_{std::move(first)} {}
+  explicit RegisteredGraph(std::shared_ptr<const graph::Plan> first) : graph_(first->graph), plans_{std::move(first)} {}
+  // The graph every plan is built from (its name, declared inputs and outputs).
+  const v1::Graph& graph() const { return *graph_; }
   // The plan for `preset`: the one built at registration, or built now from
   // the same graph (and kept). Without options.fuse (debug runs), a plan in
   // which nothing is fused: the registered one when it fused nothing.
@@ -26,6 +29,7 @@ class RegisteredGraph {
                                                              const graph::PlanOptions& options = {});
 
  private:
+  const std::shared_ptr<const v1::Graph> graph_;
   Mutex mu_;
   // One per preset and fusion choice; [0] first.
   std::vector<std::shared_ptr<const graph::Plan>> plans_ ABSL_GUARDED_BY(mu_);
@@ -36,6 +40,8 @@ class GraphStore {
   std::string Add(const std::string& tenant, std::shared_ptr<const graph::Plan> plan);
   absl::StatusOr<std::shared_ptr<RegisteredGraph>> Get(const std::string& tenant, const std::string& id);
   absl::Status Remove(const std::string& tenant, const std::string& id);
+  // The tenant's graphs, by id, in id order.
+  std::vector<std::pair<std::string, std::shared_ptr<RegisteredGraph>>> List(const std::string& tenant);
 
  private:
   Mutex mu_;

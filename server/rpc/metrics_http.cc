@@ -2,11 +2,9 @@
 
 #include <httplib.h>
 
-#include <chrono>
-
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "server/rpc/http_listener.h"
 #include "server/rpc/request_metrics.h"
 
 namespace npu::rpc {
@@ -70,33 +68,15 @@ std::string RenderMetrics(const ServerState& state) {
 
 absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(const std::string& listen,
                                                                            const ServerState& state) {
-  const size_t colon = listen.rfind(':');
-  int port = -1;
-  if (colon == std::string::npos || !absl::SimpleAtoi(listen.substr(colon + 1), &port) || port < 0 ||
-      port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat("--metrics_listen \"", listen, "\" is not HOST:PORT"));
-  }
-  std::string host = listen.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-
-  std::unique_ptr<MetricsHttpServer> s(new MetricsHttpServer());
-  s->http_ = std::make_unique<httplib::Server>();
-  s->http_->Get("/metrics", [&state](const httplib::Request&, httplib::Response& res) {
+  auto http = std::make_unique<httplib::Server>();
+  http->Get("/metrics", [&state](const httplib::Request&, httplib::Response& res) {
     res.set_content(RenderMetrics(state), "text/plain; version=0.0.4");
   });
-  s->port_ = port == 0 ? s->http_->bind_to_any_port(host) : (s->http_->bind_to_port(host, port) ? port : -1);
-  if (s->port_ <= 0) return absl::UnavailableError(absl::StrCat("metrics: cannot listen on ", listen));
-  httplib::Server* http = s->http_.get();
-  s->thread_ = std::thread([http] { http->listen_after_bind(); });
-  // httplib's stop() does nothing before the loop runs: wait for it, so that
-  // a server stopped right after starting cannot leave the thread listening.
-  for (int i = 0; i < 1000 && !http->is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  auto listener = HttpListener::Start(std::move(http), listen, "--metrics_listen");
+  if (!listener.ok()) return listener.status();
+  std::unique_ptr<MetricsHttpServer> s(new MetricsHttpServer());
+  s->listener_ = *std::move(listener);
   return s;
-}
-
-MetricsHttpServer::~MetricsHttpServer() {
-  if (http_) http_->stop();
-  if (thread_.joinable()) thread_.join();
 }
 
 }  // namespace npu::rpc

@@ -4,14 +4,10 @@
 
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "absl/status/statusor.h"
+#include "server/rpc/http_listener.h"
 #include "server/rpc/server_state.h"
-
-namespace httplib {
-class Server;
-}
 
 namespace npu::rpc {
 
@@ -24,16 +20,12 @@ class MetricsHttpServer {
   // `listen` is HOST:PORT; port 0 picks a free one (see port()).
   static absl::StatusOr<std::unique_ptr<MetricsHttpServer>> Start(const std::string& listen,
                                                                    const ServerState& state);
-  ~MetricsHttpServer();  // stops serving and joins
-
-  int port() const { return port_; }
+  int port() const { return listener_->port(); }
 
  private:
   MetricsHttpServer() = default;
 
-  std::unique_ptr<httplib::Server> http_;
-  std::thread thread_;
-  int port_ = 0;
+  std::unique_ptr<HttpListener> listener_;  // stops serving and joins when destroyed
 };
 
 }  // namespace npu::rpc

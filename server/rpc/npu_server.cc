@@ -74,6 +74,12 @@ absl::StatusOr<std::unique_ptr<NpuServer>> NpuServer::Start(const ServerConfig& 
     s->state_.auth = std::make_unique<const AuthTokens>(*std::move(tokens));
   }
 
+  if (!config.model_repository.empty()) {
+    auto repository = ModelRepository::Open(config.model_repository, *preset, s->state_.plan_limits());
+    if (!repository.ok()) return repository.status();
+    s->kserve_models_.SetRepository(*std::move(repository));
+  }
+
   InstallProtobufLogCapture();
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -89,6 +95,7 @@ absl::StatusOr<std::unique_ptr<NpuServer>> NpuServer::Start(const ServerConfig& 
   builder.RegisterService(&s->device_service_);
   builder.RegisterService(&s->memory_service_);
   builder.RegisterService(&s->runtime_service_);
+  builder.RegisterService(&s->kserve_service_);
   auto run_cq = builder.AddCompletionQueue();
   s->server_ = builder.BuildAndStart();
   if (s->server_ == nullptr) return absl::UnavailableError(absl::StrCat("cannot listen on ", config.listen));
@@ -104,6 +111,14 @@ absl::StatusOr<std::unique_ptr<NpuServer>> NpuServer::Start(const ServerConfig& 
     auto metrics = MetricsHttpServer::Start(config.metrics_listen, s->state_);
     if (!metrics.ok()) return metrics.status();
     s->metrics_ = *std::move(metrics);
+  }
+  if (!config.http_listen.empty()) {
+    const KserveHttpOptions http{config.http_listen,     config.tls.cert_path, config.tls.key_path,
+                                 config.tls.client_ca_path, config.limits.max_message_bytes,
+                                 config.grpc_max_pollers};
+    auto kserve_http = KserveHttpServer::Start(http, s->state_, s->kserve_models_);
+    if (!kserve_http.ok()) return kserve_http.status();
+    s->kserve_http_ = *std::move(kserve_http);
   }
   return s;
 }
@@ -167,6 +182,7 @@ void NpuServer::Shutdown() {
   if (server_ == nullptr) return;
   state_.draining.store(true);
   server_->GetHealthCheckService()->SetServingStatus(false);
+  kserve_http_.reset();  // stops its runs in flight and joins its threads
   server_->Shutdown(std::chrono::system_clock::now());
   if (run_calls_ != nullptr) run_calls_->Stop();
   metrics_.reset();

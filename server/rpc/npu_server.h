@@ -1,5 +1,6 @@
-// Assembles the gRPC server: services, health, reflection, message limits,
-// TLS and bearer-token auth, the metrics endpoint, and the drain on shutdown.
+// Assembles the gRPC server: services (npu.v1 and KServe v2), health,
+// reflection, message limits, TLS and bearer-token auth, the metrics and
+// KServe HTTP/REST endpoints, and the drain on shutdown.
 #pragma once
 
 #include <chrono>
@@ -12,6 +13,9 @@
 #include "absl/status/statusor.h"
 #include "base/mutex.h"
 #include "server/rpc/device_service.h"
+#include "server/rpc/kserve_http.h"
+#include "server/rpc/kserve_models.h"
+#include "server/rpc/kserve_service.h"
 #include "server/rpc/memory_returner.h"
 #include "server/rpc/memory_service.h"
 #include "server/rpc/metrics_http.h"
@@ -35,6 +39,8 @@ struct ServerConfig {
   TlsConfig tls;
   std::string auth_tokens_path;  // `TOKEN TENANT` lines; empty = no authentication
   std::string metrics_listen;    // HOST:PORT for Prometheus; empty = off
+  std::string http_listen;       // HOST:PORT for KServe v2 HTTP/REST; empty = off
+  std::string model_repository;  // folder of models served by name (model_repository.h); empty = none
   // gRPC handler threads kept waiting for calls. gRPC's default (2) makes every
   // burst of concurrent calls start threads and end them afterwards, which costs
   // more than a small run; idle pollers cost only their stacks.
@@ -51,7 +57,9 @@ class NpuServer {
 
   int port() const { return port_; }
   int metrics_port() const { return metrics_ ? metrics_->port() : 0; }
+  int http_port() const { return kserve_http_ ? kserve_http_->port() : 0; }
   const ServerState& state() const { return state_; }
+  const KserveModels& models() const { return kserve_models_; }
 
   // The SIGTERM path: health goes NOT_SERVING, new runs and uploads are refused
   // with UNAVAILABLE, runs in flight finish (waiting at most `timeout`), then
@@ -72,8 +80,11 @@ class NpuServer {
   // Declared before server_, so destroyed after it; stopped (Shutdown, Drain)
   // once the server has shut down.
   std::unique_ptr<RunCallQueue> run_calls_;
+  KserveModels kserve_models_{state_};
+  KserveServiceImpl kserve_service_{state_, kserve_models_};
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<MetricsHttpServer> metrics_;
+  std::unique_ptr<KserveHttpServer> kserve_http_;
   int port_ = 0;
 
   // The watchdog: health follows the devices (NOT_SERVING while one is wedged).

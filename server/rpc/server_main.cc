@@ -51,6 +51,12 @@ ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
 ABSL_FLAG(std::string, tls_client_ca, "", "PEM CA: require client certificates signed by it (mutual TLS)");
 ABSL_FLAG(std::string, auth_tokens, "",
           "token file, lines `TOKEN TENANT`: require \"authorization: Bearer TOKEN\", each token a tenant");
+ABSL_FLAG(std::string, http_listen, "",
+          "HOST:PORT for the KServe v2 / Open Inference Protocol over HTTP/REST (/v2/...; HTTPS with the TLS "
+          "flags); empty = off. The gRPC form is always on --listen");
+ABSL_FLAG(std::string, model_repository, "",
+          "folder of models served by name over KServe v2 to every tenant: DIR/NAME/[VERSION/]model.onnx or "
+          "graph.json; empty = none (registered graphs only)");
 ABSL_FLAG(std::string, metrics_listen, "",
           "HOST:PORT for Prometheus metrics over HTTP (GET /metrics); empty = off. Keep it on loopback or a "
           "cluster-internal address");
@@ -133,6 +139,8 @@ int main(int argc, char** argv) {
   config.tls = {absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key), absl::GetFlag(FLAGS_tls_client_ca)};
   config.auth_tokens_path = absl::GetFlag(FLAGS_auth_tokens);
   config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  config.http_listen = absl::GetFlag(FLAGS_http_listen);
+  config.model_repository = absl::GetFlag(FLAGS_model_repository);
   config.grpc_max_pollers = absl::GetFlag(FLAGS_grpc_max_pollers);
   if (auto s = npu::rpc::RequestLog::SetLevel(absl::GetFlag(FLAGS_log_level)); !s.ok()) {
     std::fprintf(stderr, "npu-server: %s\n", std::string(s.message()).c_str());
@@ -153,6 +161,15 @@ int main(int argc, char** argv) {
     const std::string& m = config.metrics_listen;
     std::fprintf(stderr, "npu-server: metrics on http://%s:%d/metrics\n", m.substr(0, m.rfind(':')).c_str(),
                  (*server)->metrics_port());
+  }
+  if (const npu::rpc::ModelRepository* repo = (*server)->models().repository(); repo != nullptr) {
+    std::fprintf(stderr, "npu-server: model repository %s\n", repo->Summary().c_str());
+  }
+  if ((*server)->http_port() > 0) {
+    const std::string& h = config.http_listen;
+    std::fprintf(stderr, "npu-server: KServe v2 HTTP/REST on %s://%s:%d/v2\n",
+                 config.tls.cert_path.empty() ? "http" : "https", h.substr(0, h.rfind(':')).c_str(),
+                 (*server)->http_port());
   }
 
   WaitForTerminationSignal();

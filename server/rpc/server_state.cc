@@ -3,11 +3,16 @@
 namespace npu::rpc {
 
 absl::StatusOr<std::string> ServerState::TenantOf(const grpc::ServerContextBase& ctx) const {
-  if (auth == nullptr) return std::string();
+  if (auth == nullptr) return std::string();  // before the metadata lookup: the common case
   const auto& metadata = ctx.client_metadata();
   auto it = metadata.find("authorization");
-  if (it == metadata.end()) return auth->TenantFor("");
-  return auth->TenantFor(absl::string_view(it->second.data(), it->second.size()));
+  return TenantOfAuthorization(it == metadata.end() ? absl::string_view()
+                                                    : absl::string_view(it->second.data(), it->second.size()));
+}
+
+absl::StatusOr<std::string> ServerState::TenantOfAuthorization(absl::string_view authorization) const {
+  if (auth == nullptr) return std::string();
+  return auth->TenantFor(authorization);
 }
 
 absl::Status ServerState::CheckAdmitting() const {

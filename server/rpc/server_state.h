@@ -9,6 +9,7 @@
 #include <grpcpp/server_context.h>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "server/graph/plan.h"
 #include "server/rpc/auth_tokens.h"
 #include "server/rpc/device_pool.h"
@@ -46,6 +47,9 @@ struct ServerState {
   // anonymous tenant ""; with it, the tenant of the call's bearer token
   // (UNAUTHENTICATED when there is none or it is unknown).
   absl::StatusOr<std::string> TenantOf(const grpc::ServerContextBase& ctx) const;
+  // The same for the value of an "authorization" header ("" when absent),
+  // for frontends that are not gRPC (KServe's HTTP/REST).
+  absl::StatusOr<std::string> TenantOfAuthorization(absl::string_view authorization) const;
 
   // UNAVAILABLE once the server drains (SIGTERM): new work goes elsewhere.
   absl::Status CheckAdmitting() const;

@@ -1,0 +1,81 @@
+// One KServe v2 inference between the wire forms (the gRPC messages, HTTP's
+// JSON with binary data) and the core's one entry point for a run
+// (graph::RunPlanAsync). The frontends decode tensors and parameters into an
+// InferRequest, call StartInfer, and encode the InferResult back.
+//
+// Parameters this server reads (others are ignored; an unknown "npu_" one is
+// an error):
+//   request  npu_device (string)  run on this device ("npu:1"); default: the
+//                                 least busy device
+//   request  npu_profile (bool)   also return the per-node profile
+// and returns in every response:
+//   npu_device, npu_preset, npu_cost_model (strings); npu_device_time_ns,
+//   npu_total_cycles, npu_queue_cycles, npu_host_time_ns (int64); and, when
+//   asked, npu_profile: the npu.v1.Profile of the run as JSON (proto field
+//   names), per-node rows without the per-tile slices.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kserve/grpc_service.pb.h"
+#include "server/device/cancel_token.h"
+#include "server/graph/host_tensor.h"
+#include "server/rpc/kserve_models.h"
+#include "server/rpc/server_state.h"
+
+namespace npu::rpc {
+
+inline constexpr char kParamDevice[] = "npu_device";
+inline constexpr char kParamProfile[] = "npu_profile";
+
+// The protocol's own parameter value type serves both wire forms.
+using InferParameters = google::protobuf::Map<std::string, inference::InferParameter>;
+
+struct InferTensor {
+  std::string name;
+  graph::HostTensor tensor;  // the datatype and shape the request declared, with the data
+};
+
+struct RequestedOutput {
+  std::string name;
+  InferParameters parameters;  // HTTP's binary_data is read by its frontend
+};
+
+struct InferRequest {
+  std::string model_name;
+  std::string model_version;
+  std::string id;
+  InferParameters parameters;
+  std::vector<InferTensor> inputs;
+  std::vector<RequestedOutput> outputs;  // in response order; empty: every output of the model
+};
+
+struct InferResult {
+  std::string model_name;
+  std::string model_version;
+  std::string id;
+  InferParameters parameters;
+  std::vector<InferTensor> outputs;
+};
+
+using InferDone = std::function<void(absl::StatusOr<InferResult>)>;
+
+// Resolves the model for `tenant`, checks every input (name, datatype, shape)
+// and requested output against the model's plan, runs it and calls `done`
+// exactly once: on the thread that ends the run, or on this one when the
+// request is refused. The request's tensors may view bytes the caller owns;
+// they must stay alive until `done`. The run is counted in the server's
+// counters (in flight, total, failed, cancelled) as an npu.v1 Run is.
+void StartInfer(ServerState& state, const KserveModels& models, const std::string& tenant, InferRequest request,
+                std::shared_ptr<device::CancelToken> cancel, InferDone done);
+
+// A bool parameter: `fallback` when absent, INVALID_ARGUMENT naming it when
+// it holds another type.
+absl::StatusOr<bool> BoolParameter(const InferParameters& params, const std::string& name, bool fallback,
+                                   absl::string_view where);
+
+}  // namespace npu::rpc

@@ -1,0 +1,43 @@
+// inference.GRPCInferenceService: the KServe v2 / Open Inference Protocol over
+// gRPC, on the same server and port as npu.v1. ModelInfer runs on gRPC's
+// callback API (kserve_infer_reactor.h); the rest answer inline. Every call
+// but ServerLive and ServerReady (probes) needs the bearer token when
+// --auth_tokens is on, and sees only the caller's models (kserve_models.h).
+#pragma once
+
+#include "kserve/grpc_service.grpc.pb.h"
+#include "server/rpc/kserve_models.h"
+#include "server/rpc/server_state.h"
+
+namespace npu::rpc {
+
+class KserveServiceImpl final
+    : public inference::GRPCInferenceService::WithCallbackMethod_ModelInfer<inference::GRPCInferenceService::Service> {
+ public:
+  KserveServiceImpl(ServerState& state, KserveModels& models) : state_(state), models_(models) {}
+
+  grpc::Status ServerLive(grpc::ServerContext* ctx, const inference::ServerLiveRequest* req,
+                          inference::ServerLiveResponse* resp) override;
+  grpc::Status ServerReady(grpc::ServerContext* ctx, const inference::ServerReadyRequest* req,
+                           inference::ServerReadyResponse* resp) override;
+  grpc::Status ModelReady(grpc::ServerContext* ctx, const inference::ModelReadyRequest* req,
+                          inference::ModelReadyResponse* resp) override;
+  grpc::Status ServerMetadata(grpc::ServerContext* ctx, const inference::ServerMetadataRequest* req,
+                              inference::ServerMetadataResponse* resp) override;
+  grpc::Status ModelMetadata(grpc::ServerContext* ctx, const inference::ModelMetadataRequest* req,
+                             inference::ModelMetadataResponse* resp) override;
+  grpc::ServerUnaryReactor* ModelInfer(grpc::CallbackServerContext* ctx, const inference::ModelInferRequest* req,
+                                       inference::ModelInferResponse* resp) override;
+  grpc::Status RepositoryIndex(grpc::ServerContext* ctx, const inference::RepositoryIndexRequest* req,
+                               inference::RepositoryIndexResponse* resp) override;
+  grpc::Status RepositoryModelLoad(grpc::ServerContext* ctx, const inference::RepositoryModelLoadRequest* req,
+                                   inference::RepositoryModelLoadResponse* resp) override;
+  grpc::Status RepositoryModelUnload(grpc::ServerContext* ctx, const inference::RepositoryModelUnloadRequest* req,
+                                     inference::RepositoryModelUnloadResponse* resp) override;
+
+ private:
+  ServerState& state_;
+  KserveModels& models_;
+};
+
+}  // namespace npu::rpc
