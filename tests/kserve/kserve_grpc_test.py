@@ -278,6 +278,32 @@ class KserveGrpcTest(unittest.TestCase):
         req.parameters["sequence_id"].int64_param = 5  # someone else's parameter: ignored
         self.assertEqual(len(infer(req).outputs), 2)
 
+    def test_huge_declared_shapes_are_refused_before_any_allocation(self):
+        INVALID = grpc.StatusCode.INVALID_ARGUMENT
+        x = h.sample(np.float32, (2, 4), RNG)
+        infer = self.k.ModelInfer
+        # 2^40 FP32 elements (4 TiB) declared, 32 bytes sent: refused by size, raw and typed.
+        req = raw_request("add", {"x": x, "y": x})
+        req.inputs[0].ClearField("shape")
+        req.inputs[0].shape.extend([1 << 20, 1 << 20])
+        self.assertFails(infer, req, INVALID, 'input "x": FP32[1048576,1048576] is 4398046511104 bytes',
+                         "raw_input_contents[0] has 32")
+        req = typed_request("add", {"x": x, "y": x})
+        req.inputs[1].ClearField("shape")
+        req.inputs[1].shape.extend([1 << 20, 1 << 20])
+        self.assertFails(infer, req, INVALID, "has 1099511627776 elements; contents.fp32_contents has 8")
+        # Past the element limit, a product that overflows int64, a rank past 8.
+        for shape, fragment in (([1 << 21, 1 << 20], "[2097152,1048576] has more than 1099511627776 elements"),
+                                ([1 << 62, 1 << 62, 4], "has more than 1099511627776 elements"),
+                                ([1] * 9, "rank 9 exceeds the maximum of 8")):
+            req = raw_request("add", {"x": x, "y": x})
+            req.inputs[0].ClearField("shape")
+            req.inputs[0].shape.extend(shape)
+            self.assertFails(infer, req, INVALID, fragment)
+        # And the server still answers a good request with the right numbers.
+        resp = infer(raw_request("add", {"x": x, "y": x}))
+        np.testing.assert_array_equal(raw_outputs(resp)["z"], x + x)
+
     def test_repository_index_load_and_unload(self):
         gid = h.register(self.runtime, runtime_pb2, graph_pb2,
                          h.graph_json("scratch", [("a", np.int32, (3,))], [h.node("i", "Identity", ["a"], ["b"])],

@@ -331,6 +331,31 @@ class KserveHttpTest(unittest.TestCase):
         # A model name of bytes that are not UTF-8 is answered, not thrown on.
         self.assertError(self.http.request("GET", "/v2/models/%FF%FE"), 404, "not found")
 
+    def test_huge_declared_shapes_are_refused_before_any_allocation(self):
+        x = h.sample(np.float32, (2, 3), RNG)
+        post = lambda doc, headers=None: self.http.request("POST", "/v2/models/add/infer", doc, headers)  # noqa: E731
+        y = {"name": "y", "shape": [2, 3], "datatype": "FP32", "data": x.flatten().tolist()}
+        huge = [1 << 20, 1 << 20]  # 2^40 FP32 elements: 4 TiB
+        self.assertError(post({"inputs": [{"name": "x", "shape": huge, "datatype": "FP32", "data": [1.0]}, y]}), 400,
+                         'input "x": FP32[1048576,1048576] has 1099511627776 elements; data has 1')
+        doc = json.dumps({"inputs": [{"name": "x", "shape": huge, "datatype": "FP32",
+                                      "parameters": {"binary_data_size": 24}}, y]}).encode()
+        self.assertError(post(doc + x.tobytes(), {"Inference-Header-Content-Length": str(len(doc))}), 400,
+                         'input "x": FP32[1048576,1048576] is 4398046511104 bytes')
+        doc = json.dumps({"inputs": [{"name": "x", "shape": huge, "datatype": "FP32",
+                                      "parameters": {"binary_data_size": 1 << 42}}, y]}).encode()
+        self.assertError(post(doc + x.tobytes(), {"Inference-Header-Content-Length": str(len(doc))}), 400,
+                         "binary_data_size 4398046511104 runs past the end of the 24 bytes of binary data")
+        for shape, fragment in (([1 << 21, 1 << 20], "[2097152,1048576] has more than 1099511627776 elements"),
+                                ([1 << 62, 1 << 62, 4], "has more than 1099511627776 elements"),
+                                ([1 << 64], "shape dimension"), ([1] * 9, "rank 9 exceeds the maximum of 8")):
+            self.assertError(post({"inputs": [{"name": "x", "shape": shape, "datatype": "FP32", "data": [1.0]}, y]}),
+                             400, fragment)
+        # And the server still answers a good request with the right numbers.
+        status, headers, body = self.http.infer("add", {"x": x, "y": x})
+        self.assertEqual(status, 200, body)
+        np.testing.assert_array_equal(decode_infer(headers, body)[1]["z"], x + x)
+
     def test_timeout_parameter_stops_a_long_run(self):
         v0 = np.ones((512, 512), np.float16)
         status, _, body = self.http.infer("slow", {"v0": v0}, binary_inputs={"v0"}, parameters={"timeout": 20000},
