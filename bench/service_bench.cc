@@ -27,6 +27,8 @@
 #include "absl/time/time.h"
 #include "bench/bench_registry.h"
 #include "bench/echo.grpc.pb.h"
+#include "bench/latency.h"
+#include "bench/tiny_add.h"
 #include "client/channel.h"
 #include "client/client.h"
 #include "server/rpc/npu_server.h"
@@ -79,23 +81,6 @@ struct EchoServer {
 };
 
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
-// p50 of `n` sequential calls, microseconds.
-template <typename Call>
-double P50Us(int n, Call call) {
-  std::vector<double> us;
-  for (int i = 0; i < n; ++i) {
-    const auto t0 = Clock::now();
-    if (!call()) return -1;
-    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
-  }
-  return Median(us);
-}
-
 // Calls per second from `threads` callers over `seconds`.
 template <typename Call>
 double Qps(int threads, double seconds, Call call) {
@@ -124,16 +109,6 @@ void Report(const char* name, double npu, double echo, double bound, bool higher
               "\"target\": \"%s%.2f\", \"met\": %s}\n",
               name, npu, echo, ratio, higher_is_better ? ">=" : "<=", bound, met ? "true" : "false");
   std::fflush(stdout);
-}
-
-v1::Tensor Floats(int64_t n) {
-  v1::Tensor t;
-  t.set_dtype(v1::FLOAT32);
-  t.add_shape(n);
-  std::vector<float> v(n);
-  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<float>(i % 97);
-  t.set_data(reinterpret_cast<const char*>(v.data()), n * sizeof(float));
-  return t;
 }
 
 struct ServiceArgs {
@@ -173,33 +148,12 @@ int RunServiceBench(const ServiceArgs& args) {
   auto npu = client::Client::Connect("127.0.0.1:" + std::to_string((*npu_server)->port()), options);
   if (!npu.ok()) return 1;
 
-  // The tiny graph: out = x + y over 64 floats, registered once.
-  v1::RegisterGraphRequest reg;
-  v1::Graph* g = reg.mutable_graph();
-  for (const char* name : {"x", "y"}) {
-    v1::ValueInfo* in = g->add_inputs();
-    in->set_name(name);
-    in->set_dtype(v1::FLOAT32);
-    in->add_shape(64);
-  }
-  v1::Node* add = g->add_nodes();
-  add->set_op_type("Add");
-  add->add_inputs("x");
-  add->add_inputs("y");
-  add->add_outputs("out");
-  g->add_outputs("out");
-  auto registered = (*npu)->RegisterGraph(reg);
+  auto registered = (*npu)->RegisterGraph(TinyAddGraph());
   if (!registered.ok()) {
     std::fprintf(stderr, "service: %s\n", std::string(registered.status().message()).c_str());
     return 1;
   }
-  v1::RunRequest run;
-  run.set_graph_id(registered->graph_id());
-  for (const char* name : {"x", "y"}) {
-    v1::RunInput* in = run.add_inputs();
-    in->set_name(name);
-    *in->mutable_tensor() = Floats(64);
-  }
+  const v1::RunRequest run = TinyAddRun(registered->graph_id());
   EchoMessage small;
   small.set_data(std::string(run.ByteSizeLong(), 'x'));
 
