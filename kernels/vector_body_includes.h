@@ -9,10 +9,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <type_traits>
 #include <utility>
 
 #include "kernels/fp16.h"
+#include "kernels/half_lookup.h"
 #include "kernels/trig_reduction.h"
 #include "kernels/vector_kernel_sets.h"
 #include "kernels/vector_math_coeffs.h"

@@ -76,6 +76,9 @@ struct Isa {
     return sum;
   }
 
+  // half_lookup.h: AVX2's 16-bit compares.
+  static uint64_t SaturateHalves(half_bits* p, size_t n, bool saturate) { return SaturateHalvesAvx2(p, n, saturate); }
+
   // Double precision: a Vec is two D::Vec of 4 lanes.
   struct D {
     static constexpr int kParts = 2;

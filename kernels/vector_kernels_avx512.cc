@@ -78,6 +78,9 @@ struct Isa {
   static Int CountIf(Int count, Mask m) { return _mm512_mask_add_epi32(count, m, count, _mm512_set1_epi32(1)); }
   static uint64_t SumLanes(Int count) { return static_cast<uint32_t>(_mm512_reduce_add_epi32(count)); }
 
+  // half_lookup.h: AVX-512F has no 16-bit compares; AVX2's serve.
+  static uint64_t SaturateHalves(half_bits* p, size_t n, bool saturate) { return SaturateHalvesAvx2(p, n, saturate); }
+
   // Double precision: a Vec is two D::Vec of 8 lanes.
   struct D {
     static constexpr int kParts = 2;

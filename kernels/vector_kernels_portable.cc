@@ -66,6 +66,10 @@ struct Isa {
   static Int CountIf(Int count, Mask m) { return count + (m ? 1 : 0); }
   static uint64_t SumLanes(Int count) { return static_cast<uint32_t>(count); }
 
+  static uint64_t SaturateHalves(half_bits* p, size_t n, bool saturate) {
+    return SaturateHalvesScalar(p, n, saturate);
+  }
+
   struct D {
     static constexpr int kParts = 1;
     using Vec = double;

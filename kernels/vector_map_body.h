@@ -133,7 +133,7 @@ uint64_t Map2(VecSrc a, VecSrc b, VecDst y, size_t n, bool saturate, const F& f)
 
 VECTOR_INLINE Vec Relu(Vec x) { return Isa::Select(Isa::IsNan(x), x, Isa::Max(x, Isa::Zero())); }  // -0 -> +0, NaN kept
 
-uint64_t UnaryKernel(UnaryOp op, const UnaryParams& p, VecSrc x, VecDst y, size_t n, bool sat) {
+uint64_t UnaryCompute(UnaryOp op, const UnaryParams& p, VecSrc x, VecDst y, size_t n, bool sat) {
   const auto map = [&](const auto& f) { return Map1(x, y, n, sat, f); };
   switch (op) {
     case UnaryOp::kRelu: return map([](Vec v) { return Relu(v); });
@@ -173,6 +173,54 @@ uint64_t UnaryKernel(UnaryOp op, const UnaryParams& p, VecSrc x, VecDst y, size_
     }
   }
   return 0;
+}
+
+// fp16 in, fp16 out, for the parameterless transcendentals: an fp16 input has
+// 65,536 values, so this kernel's own result for each (IEEE, unsaturated) is
+// computed once into a table and looked up: the same bits as computing, without
+// the polynomial (half_lookup.h). Saturation and the overflow count follow per
+// chunk, while the chunk is in L1.
+bool Tabulated(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::kExp: case UnaryOp::kLog: case UnaryOp::kErf: case UnaryOp::kSigmoid: case UnaryOp::kTanh:
+    case UnaryOp::kSilu: case UnaryOp::kGeluErf: case UnaryOp::kGeluTanh: case UnaryOp::kSin: case UnaryOp::kCos:
+      return true;
+    default: return false;
+  }
+}
+
+// The table of `op`: its 65,536 results, built on first use (128 KiB).
+const half_bits* HalfTable(UnaryOp op) {
+  constexpr size_t kOps = static_cast<size_t>(UnaryOp::kCos) + 1;  // Tabulated ops come first in UnaryOp
+  static std::once_flag once[kOps];
+  static std::unique_ptr<half_bits[]> tables[kOps];
+  const size_t i = static_cast<size_t>(op);
+  std::call_once(once[i], [&] {
+    auto table = std::make_unique<half_bits[]>(65536);
+    for (uint32_t h = 0; h < 65536; ++h) table[h] = static_cast<half_bits>(h);
+    UnaryCompute(op, {}, F16Src(table.get()), F16Dst(table.get()), 65536, false);
+    tables[i] = std::move(table);
+  });
+  return tables[i].get();
+}
+
+uint64_t LookUpAndSaturate(const half_bits* table, const half_bits* in, half_bits* out, size_t n, bool saturate) {
+  constexpr size_t kChunk = 2048;  // 4 KiB of output
+  uint64_t over = 0;
+  for (size_t i = 0; i < n; i += kChunk) {
+    const size_t c = std::min(kChunk, n - i);
+    LookUpHalves(table, in + i, out + i, c);
+    over += Isa::SaturateHalves(out + i, c, saturate);
+  }
+  return over;
+}
+
+uint64_t UnaryKernel(UnaryOp op, const UnaryParams& p, VecSrc x, VecDst y, size_t n, bool sat) {
+  if (x.storage == Storage::kF16 && y.storage == Storage::kF16 && !x.broadcast && Tabulated(op)) {
+    return LookUpAndSaturate(HalfTable(op), static_cast<const half_bits*>(x.data), static_cast<half_bits*>(y.data), n,
+                             sat);
+  }
+  return UnaryCompute(op, p, x, y, n, sat);
 }
 
 // NaN in either operand gives NaN (x + y), as torch.maximum / ONNX Max do.

@@ -236,6 +236,40 @@ TEST(VectorKernels, SoftmaxColumnsMatchTheRowKernelsReference) {
   }
 }
 
+// fp16 -> fp16 transcendentals look their results up in a table the kernel
+// computed: the same bits and overflow counts as computing in fp32 and rounding
+// (narrow), saturated or not, on every path, in place too, over chunk
+// boundaries and tails.
+TEST(VectorKernels, Fp16TablesGiveTheComputedBits) {
+  std::vector<half_bits> all(65536 + 5);
+  for (size_t h = 0; h < all.size(); ++h) all[h] = static_cast<half_bits>(h * 40503u);  // every half, shuffled
+  for (SimdPath p : RunnablePaths()) {
+    const VectorKernelSet& k = VectorKernelsFor(p);
+    for (UnaryOp op : {UnaryOp::kExp, UnaryOp::kLog, UnaryOp::kErf, UnaryOp::kSigmoid, UnaryOp::kTanh, UnaryOp::kSilu,
+                       UnaryOp::kGeluErf, UnaryOp::kGeluTanh, UnaryOp::kSin, UnaryOp::kCos}) {
+      std::vector<float> wide(all.size());
+      k.unary(op, {}, F16Src(all.data()), F32Dst(wide.data()), all.size(), false);
+      for (bool saturate : {false, true}) {
+        std::vector<half_bits> want(all.size()), got(all.size()), in_place = all;
+        const uint64_t want_over = k.narrow(wide.data(), want.data(), wide.size(), saturate);
+        const uint64_t got_over = k.unary(op, {}, F16Src(all.data()), F16Dst(got.data()), all.size(), saturate);
+        const uint64_t in_place_over =
+            k.unary(op, {}, F16Src(in_place.data()), F16Dst(in_place.data()), all.size(), saturate);
+        EXPECT_EQ(got_over, want_over) << SimdPathName(p) << " op " << static_cast<int>(op);
+        EXPECT_EQ(in_place_over, want_over) << SimdPathName(p) << " op " << static_cast<int>(op);
+        size_t differ = 0;
+        for (size_t i = 0; i < all.size(); ++i) {
+          const auto same = [&](half_bits h) {
+            return (want[i] & 0x7fff) > 0x7c00 ? (h & 0x7fff) > 0x7c00 : h == want[i];  // NaN payloads aside
+          };
+          differ += !same(got[i]) + !same(in_place[i]);
+        }
+        EXPECT_EQ(differ, 0u) << SimdPathName(p) << " op " << static_cast<int>(op) << " saturate " << saturate;
+      }
+    }
+  }
+}
+
 TEST(VectorKernels, ForcedPathFallsBackToWhatTheCpuHas) {
   for (SimdPath p : {SimdPath::kAvx512, SimdPath::kAvx2, SimdPath::kPortable}) {
     ForceVectorSimdPath(p);
