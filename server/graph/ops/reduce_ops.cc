@@ -95,33 +95,36 @@ absl::Status RunArgMax(RunContext& ctx) {
   const int64_t len = in[axis];
   int64_t inner = 1;
   for (size_t d = static_cast<size_t>(axis) + 1; d < in.size(); ++d) inner *= in[d];
-  // Widen the input once (the MTE2 load into UB converts fp16 to fp32).
-  std::vector<float> widened;
-  const float* src = nullptr;
-  if (x.type().dtype == v1::FLOAT32) {
-    src = x.as<float>();
-  } else {
-    widened.resize(static_cast<size_t>(x.type().elements()));
-    LoadAsFloat(x, 0, 1, x.type().elements(), widened.data());
-    src = widened.data();
-  }
   const int64_t outputs = out.type().elements();
   int64_t* arg = out.mutable_as<int64_t>();
   const int64_t in_bytes = static_cast<int64_t>(ElementSize(x.type().dtype));
-  ForEachUnitTile(ctx, outputs, [&](device::TileWork& w, int64_t o0, int64_t o1) {
-    for (int64_t o = o0; o < o1; ++o) {
-      const float* s = src + (o / inner) * len * inner + o % inner;
-      float acc = -std::numeric_limits<float>::infinity();
-      int64_t best = 0;
-      for (int64_t i = 0; i < len; ++i) {
-        const float v = s[i * inner];
-        if (v > acc || (last_index && v == acc) || i == 0) acc = v, best = i;
+  auto scan = [&](const auto* src) {
+    ForEachUnitTile(ctx, outputs, [&](device::TileWork& w, int64_t o0, int64_t o1) {
+      for (int64_t o = o0; o < o1; ++o) {
+        const auto* s = src + (o / inner) * len * inner + o % inner;
+        auto acc = s[0];
+        int64_t best = 0;
+        for (int64_t i = 1; i < len; ++i) {
+          const auto v = s[i * inner];
+          if (v > acc || (last_index && v == acc)) acc = v, best = i;
+        }
+        arg[o] = best;
+        w += VectorChunkWork(len, len * in_bytes, 0, 4, device::VectorPasses(device::VectorKernel::kReduce));
       }
-      arg[o] = best;
-      w += VectorChunkWork(len, len * in_bytes, 0, 4, device::VectorPasses(device::VectorKernel::kReduce));
-    }
-    w.mte3_bytes += static_cast<uint64_t>((o1 - o0) * 8);
-  });
+      w.mte3_bytes += static_cast<uint64_t>((o1 - o0) * 8);
+    });
+  };
+  // INT32 is compared as integers (in fp32, values past 2^24 would tie); fp16
+  // is widened once (the MTE2 load into UB converts fp16 to fp32).
+  if (x.type().dtype == v1::INT32) {
+    scan(x.as<int32_t>());
+  } else if (x.type().dtype == v1::FLOAT32) {
+    scan(x.as<float>());
+  } else {
+    std::vector<float> widened(static_cast<size_t>(x.type().elements()));
+    LoadAsFloat(x, 0, 1, x.type().elements(), widened.data());
+    scan(static_cast<const float*>(widened.data()));
+  }
   return absl::OkStatus();
 }
 
@@ -171,6 +174,35 @@ kernels::ReduceKind KernelKind(Reduce kind) {
                                 : kernels::ReduceKind::kSum;
 }
 
+// INT32 reductions are exact (in int64; ONNX and NumPy reduce integers as
+// integers): a sum wraps to int32 as integer arithmetic does, a mean truncates
+// toward zero (NumPy's mean cast back, as ONNX's reference does), a mean of
+// nothing is 0 (max/min of nothing are refused when planned). Widened to fp32
+// they lost bits past 2^24, and a sum past INT32_MAX converted back was
+// undefined behaviour (found by fuzz/graph_fuzzer).
+struct Int32Reduction {
+  Reduce kind;
+  int64_t count;  // elements per output
+  int64_t acc = 0;
+
+  void Start() {
+    acc = kind == Reduce::kMax ? INT32_MIN : kind == Reduce::kMin ? INT32_MAX : 0;
+  }
+  void Add(int32_t v) {
+    if (kind == Reduce::kMax) {
+      acc = std::max<int64_t>(acc, v);
+    } else if (kind == Reduce::kMin) {
+      acc = std::min<int64_t>(acc, v);
+    } else {
+      acc += v;  // |sum| < 2^31 x 2^32 elements: exact in int64
+    }
+  }
+  int32_t Finish() const {
+    if (kind == Reduce::kMean) return count == 0 ? 0 : static_cast<int32_t>(acc / count);  // |mean| <= 2^31
+    return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(acc)));  // wraps
+  }
+};
+
 // Sum, mean, max or min. When the innermost merged dim is reduced, each output
 // reduces contiguous runs (a row kernel); when it is kept, a block of
 // contiguous outputs accumulates one input slice after another (vectorised
@@ -192,15 +224,10 @@ absl::Status RunReduce(RunContext& ctx, Reduce kind) {
   for (const DimGroup& g : groups) count *= g.reduced ? g.size : 1;
   if (x.type().elements() == 0) count = 0;
   // Integer tensors are widened once; float tensors are read in place.
-  std::vector<float> widened;
-  HostTensor src = x;
-  if (!IsFloat(x.type().dtype)) {
-    widened.resize(static_cast<size_t>(x.type().elements()));
-    LoadAsFloat(x, 0, 1, x.type().elements(), widened.data());
-    src = HostTensor({v1::FLOAT32, x.type().shape}, nullptr, reinterpret_cast<const std::byte*>(widened.data()));
-  }
+  const bool integer = x.type().dtype == v1::INT32;
   const int64_t outputs = out.type().elements();
-  std::vector<float> result(static_cast<size_t>(outputs));
+  std::vector<float> result(integer ? 0 : static_cast<size_t>(outputs));
+  std::vector<int32_t> int_result(integer ? static_cast<size_t>(outputs) : 0);
   const kernels::ReduceKind kk = KernelKind(kind);
   const float init = kind == Reduce::kMax ? -std::numeric_limits<float>::infinity()
                      : kind == Reduce::kMin ? std::numeric_limits<float>::infinity()
@@ -211,10 +238,26 @@ absl::Status RunReduce(RunContext& ctx, Reduce kind) {
   const int64_t out_bytes = static_cast<int64_t>(ElementSize(out.type().dtype));
   ForEachUnitTile(ctx, units, [&](device::TileWork& w, int64_t u0, int64_t u1) {
     for (int64_t u = u0; u < u1 && count > 0; ++u) {
-      if (rows) {
+      if (integer) {
+        const int32_t* xi = x.as<int32_t>();
+        Int32Reduction r{kind, count};
+        if (rows) {
+          r.Start();
+          for (int64_t ro : reduced_offs) {
+            for (int64_t i = 0; i < inner; ++i) r.Add(xi[bases[u] + ro + i]);
+          }
+          int_result[u] = r.Finish();
+        } else {
+          for (int64_t i = 0; i < inner; ++i) {
+            r.Start();
+            for (int64_t ro : reduced_offs) r.Add(xi[bases[u] + ro + i]);
+            int_result[u * inner + i] = r.Finish();
+          }
+        }
+      } else if (rows) {
         float acc = init;
         for (int64_t ro : reduced_offs) {
-          const float v = k.reduce(kk, SrcAt(src, bases[u] + ro), static_cast<size_t>(inner));
+          const float v = k.reduce(kk, SrcAt(x, bases[u] + ro), static_cast<size_t>(inner));
           if (kind == Reduce::kSum || kind == Reduce::kMean) {
             acc += v;
           } else if ((kind == Reduce::kMax ? v > acc : v < acc) || v != v) {  // a NaN sticks
@@ -225,13 +268,23 @@ absl::Status RunReduce(RunContext& ctx, Reduce kind) {
       } else {
         float* acc = result.data() + u * inner;
         std::fill_n(acc, inner, init);
-        for (int64_t ro : reduced_offs) k.reduce_into(kk, SrcAt(src, bases[u] + ro), acc, static_cast<size_t>(inner));
+        for (int64_t ro : reduced_offs) k.reduce_into(kk, SrcAt(x, bases[u] + ro), acc, static_cast<size_t>(inner));
       }
       const int64_t elems = count * (rows ? 1 : inner);
       w += VectorChunkWork(elems, elems * in_bytes, 0, 4, device::VectorPasses(device::VectorKernel::kReduce));
     }
     // The tile's outputs, rounded once (a mean divides first).
     const int64_t o0 = count == 0 ? u0 : (rows ? u0 : u0 * inner), o1 = count == 0 ? u1 : (rows ? u1 : u1 * inner);
+    if (integer) {
+      if (count == 0) {
+        Int32Reduction empty{kind, 0};
+        empty.Start();
+        std::fill(int_result.begin() + o0, int_result.begin() + o1, empty.Finish());
+      }
+      StoreFromInt32(out, o0, o1 - o0, int_result.data() + o0);
+      w.mte3_bytes += static_cast<uint64_t>((o1 - o0) * out_bytes);
+      return;
+    }
     for (int64_t o = o0; o < o1; ++o) {
       if (kind == Reduce::kMean) {
         result[o] = count ? result[o] / static_cast<float>(count) : std::numeric_limits<float>::quiet_NaN();
@@ -239,12 +292,7 @@ absl::Status RunReduce(RunContext& ctx, Reduce kind) {
         result[o] = init;
       }
     }
-    if (out.type().dtype == v1::INT32) {
-      std::vector<int32_t> ints(result.begin() + o0, result.begin() + o1);
-      StoreFromInt32(out, o0, o1 - o0, ints.data());
-    } else {
-      w.overflow_elements += StoreFromFloat(out, o0, o1 - o0, result.data() + o0, ctx.preset.fp16_saturation);
-    }
+    w.overflow_elements += StoreFromFloat(out, o0, o1 - o0, result.data() + o0, ctx.preset.fp16_saturation);
     w.mte3_bytes += static_cast<uint64_t>((o1 - o0) * out_bytes);
   });
   return absl::OkStatus();
