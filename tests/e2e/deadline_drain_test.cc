@@ -3,6 +3,8 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <cstdio>
+#include <string>
 #include <thread>
 
 #include "gtest/gtest.h"
@@ -172,6 +174,14 @@ TEST(Watchdog, ADeviceHeldPastTheBoundIsReportedUntilReleased) {
   ASSERT_EQ(stats.devices_size(), 1);
   EXPECT_TRUE(stats.devices(0).wedged());
   EXPECT_GT(stats.devices(0).held_s(), 0.2);
+  // What an operator sees: `npu stats` marks the device.
+  std::string printed;
+  if (FILE* p = popen((std::string(NPU_CLI_BIN) + " --target " + server.target() + " stats 2>&1").c_str(), "r")) {
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) printed.append(buf, n);
+    EXPECT_EQ(pclose(p), 0) << printed;
+  }
+  EXPECT_NE(printed.find("WEDGED"), std::string::npos) << printed;
 
   long_ctx.TryCancel();  // the run stops, the device is released
   caller.join();
