@@ -1,26 +1,40 @@
 #!/usr/bin/env bash
-# Builds fuzz/plan_fuzzer with clang + libFuzzer + ASan/UBSan and runs it.
-#   scripts/fuzz.sh [SECONDS=600] [BUILD_DIR=/tmp/build-fuzz]
-# Crashes land in $BUILD_DIR/fuzz-artifacts/; the corpus grows in $BUILD_DIR/fuzz-corpus/.
-# Not part of CI: it takes minutes and a clang toolchain.
+# Builds the libFuzzer targets with clang-14 + ASan/UBSan and runs one of them.
+#   scripts/fuzz.sh [SECONDS=600] [BUILD_DIR=/tmp/build-fuzz] [TARGET=graph]
+#   TARGET graph: fuzz/graph_fuzzer.cc, structure-aware: graphs of registered ops
+#                 with hostile attributes, shapes and dtypes, planned and run
+#                 twice, checked by fuzz/case_check.h (clear statuses, inferred
+#                 types, no unwritten memory read, float64 references)
+#   TARGET plan:  fuzz/plan_fuzzer.cc, RunRequest wire bytes through decoding,
+#                 BuildPlan, BindRun and execution
+# Crashes and findings land in $BUILD_DIR/fuzz-artifacts-TARGET/ (KEEP_GOING=1: see below); the corpus grows
+# in $BUILD_DIR/fuzz-corpus-TARGET/. A graph finding is a libFuzzer input: copy it to
+# tests/fuzz/regressions/ and the fuzz_tests replay it in CI.
+# Not part of CI: it takes minutes and a clang toolchain. Run it with nice.
 set -euo pipefail
 seconds=${1:-600}
 build=${2:-/tmp/build-fuzz}
+target=${3:-graph}
 src=$(cd "$(dirname "$0")/.." && pwd)
 jobs=${JOBS:-2}
+case "$target" in
+  graph|plan) ;;
+  *) echo "fuzz.sh: unknown target $target (graph, plan)" >&2; exit 2 ;;
+esac
 
 cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
   -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link \
   -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link -include $src/fuzz/clang14_compat.h" \
   -DNPU_SANITIZE=address -DNPU_BUILD_FUZZ=ON -DNPU_BUILD_TESTS=OFF -DNPU_BUILD_BENCH=OFF >/dev/null
-ninja -C "$build" -j"$jobs" plan_fuzzer
+ninja -C "$build" -j"$jobs" "${target}_fuzzer"
 
 # Seeds: the example graphs as Run requests are JSON, not wire bytes, so start
 # from a few hand-made wire messages; libFuzzer grows the corpus from there.
-corpus="$build/fuzz-corpus"
-mkdir -p "$corpus" "$build/fuzz-artifacts"
-if [ -z "$(ls -A "$corpus")" ]; then
+corpus="$build/fuzz-corpus-$target"
+artifacts="$build/fuzz-artifacts-$target"
+mkdir -p "$corpus" "$artifacts"
+if [ "$target" = plan ] && [ -z "$(ls -A "$corpus")" ]; then
   /usr/bin/python3 - "$corpus" <<'PY'
 import struct, sys, os
 def varint(n):
@@ -54,7 +68,27 @@ for name, data in seeds.items():
     open(os.path.join(sys.argv[1], name), "wb").write(data)
 PY
 fi
+# The graph target starts from nothing (every input is a graph) and from the
+# inputs that once found bugs.
+if [ "$target" = graph ]; then
+  find "$src/tests/fuzz/regressions" -type f ! -name '*.md' -exec cp -n {} "$corpus/" \;
+fi
 cd "$build"
-ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
-  ./fuzz/plan_fuzzer -max_total_time="$seconds" -max_len=8192 -timeout=10 -rss_limit_mb=4096 \
-  -artifact_prefix="$build/fuzz-artifacts/" -print_final_stats=1 "$corpus"
+# Graph inputs are choices, two bytes each: 4 KiB is more than a 6-node graph takes
+# (and from the start: -len_control=0, so deep graphs come early).
+max_len=8192
+extra=()
+if [ "$target" = graph ]; then
+  max_len=4096
+  extra=(-len_control=0)
+fi
+# KEEP_GOING=1 (graph): an oracle finding is written to $artifacts/findings/
+# (the first input of each kind, with its report) and the run goes on, for long
+# runs; otherwise the first finding stops it. A sanitizer report always stops it.
+if [ "$target" = graph ] && [ "${KEEP_GOING:-0}" = 1 ]; then
+  mkdir -p "$artifacts/findings"
+  export NPU_FUZZ_FINDINGS="$artifacts/findings"
+fi
+UBSAN_OPTIONS=print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
+  "./fuzz/${target}_fuzzer" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=4096 "${extra[@]}" \
+  -artifact_prefix="$artifacts/" -print_final_stats=1 "$corpus"
