@@ -4,10 +4,12 @@
 //     (never INTERNAL/UNKNOWN, which mean a thrown exception or a bug), a
 //     non-empty message of at most 4 KiB;
 //   - every value a run returns has the type the planner inferred;
-//   - a run with the arena (fresh memory filled with one byte) and a debug
-//     run (every value its own buffer, filled with another byte) return the
-//     same bytes: an op that leaves output unwritten, or reads a buffer the
-//     arena planner gave to another value, differs between them;
+//   - the run the server makes (fused plan, arena; fresh memory filled with
+//     one byte) and a debug run of the plan without fusion (every value its
+//     own buffer, filled with another byte) return the same bytes: an op that
+//     leaves output unwritten, reads a buffer the arena planner gave to
+//     another value, or a fused chain that computes other bits differs
+//     (except where a BatchNormalization is folded into a Conv, fusion.h);
 //   - every node with a float64 reference (op_reference.h) matches it.
 // A crash, a sanitizer report or a hang is caught by whoever drives this
 // (libFuzzer, the seeded test).
@@ -30,6 +32,7 @@ struct CaseCheckLimits {
 struct CaseOutcome {
   bool planned = false;
   bool ran = false;           // both runs OK
+  bool fused = false;         // the server's plan fused some chain (compared with the plain plan)
   int nodes_referenced = 0;   // nodes compared against a float64 reference
   absl::Status status;        // how planning or the run ended
   std::string finding;        // empty: nothing wrong

@@ -515,8 +515,9 @@ class Generator {
       if (case_.graph.inputs_size() > 0) case_.graph.add_outputs(case_.graph.inputs(0).name());
       return;
     }
-    // Mostly every value (so each is checked), sometimes only the last, rarely an unknown name.
-    if (src_.Chance(70)) {
+    // Every value (each is checked; nothing fuses), or only the last (chains
+    // fuse), rarely an unknown name.
+    if (src_.Chance(50)) {
       for (const auto& o : produced) case_.graph.add_outputs(o);
     } else {
       case_.graph.add_outputs(produced.back());

@@ -30,7 +30,7 @@ TEST(GraphFuzzTest, SeededCasesKeepTheOracle) {
   const GeneratorLimits limits;
   CaseChecker checker;
   const uint64_t seeds = SeedCount();
-  int planned = 0, ran = 0, referenced = 0, deep = 0, findings = 0;
+  int planned = 0, ran = 0, referenced = 0, deep = 0, fused = 0, findings = 0;
   for (uint64_t seed = 0; seed < seeds; ++seed) {
     SeededSource src(seed);
     const FuzzCase c = GenerateCase(src, limits);
@@ -38,6 +38,7 @@ TEST(GraphFuzzTest, SeededCasesKeepTheOracle) {
     EXPECT_EQ(o.finding, "") << "seed " << seed << "\n" << (++findings <= 3 ? DescribeCase(c) : "");
     planned += o.planned;
     ran += o.ran;
+    fused += o.fused;
     referenced += o.nodes_referenced;
     deep += o.ran && c.graph.nodes_size() >= 3;
     if (std::getenv("NPU_FUZZ_VERBOSE") != nullptr) {  // what the cases reach, for tuning the generator
@@ -53,8 +54,9 @@ TEST(GraphFuzzTest, SeededCasesKeepTheOracle) {
   EXPECT_GE(ran, seeds * 3 / 10) << "of " << seeds;
   EXPECT_GE(deep, seeds / 10) << "of " << seeds;
   EXPECT_GE(referenced, static_cast<int>(seeds / 4)) << "nodes compared with the float64 reference";
-  std::printf("%llu seeds: %d planned, %d ran (%d with >= 3 nodes), %d nodes checked against float64\n",
-              static_cast<unsigned long long>(seeds), planned, ran, deep, referenced);
+  EXPECT_GE(fused, seeds / 20) << "runs of fused plans compared with the plain plan";
+  std::printf("%llu seeds: %d planned, %d ran (%d with >= 3 nodes, %d fused), %d nodes checked against float64\n",
+              static_cast<unsigned long long>(seeds), planned, ran, deep, fused, referenced);
 }
 
 TEST(GraphFuzzTest, TheSameChoicesMakeTheSameCase) {
