@@ -1,6 +1,7 @@
 #include "server/device/core_pool.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "server/device/cost_model.h"
 #include "server/device/op_fluid.h"
@@ -42,6 +43,23 @@ CorePool::CorePool(const DevicePreset& preset)
 
 const std::vector<int>& CorePool::CoresFor(TaskType t) const {
   return t == TaskType::kAiCore ? cube_cores_ : vector_cores_;
+}
+
+uint64_t CorePool::IssueAt(uint64_t ready) {
+  const uint64_t gap = preset_.CyclesOfNs(preset_.task_gap_ns);
+  uint64_t t = std::max(ready, stream_next_issue_);
+  if (gap > 0) {
+    // The slot starting before t may still cover it; then walk the later ones.
+    auto it = slots_.upper_bound(t);
+    if (it != slots_.begin() && std::prev(it)->second > t) t = std::prev(it)->second;
+    for (; it != slots_.end() && it->first < t + gap; ++it) t = std::max(t, it->second);
+    slots_.emplace(t, t + gap);
+  }
+  stream_next_issue_ = t + gap;
+  // No task of this run or of one still to come issues before the floor.
+  issue_floor_ = clock_.Issued(t);
+  while (!slots_.empty() && slots_.begin()->second <= issue_floor_) slots_.erase(slots_.begin());
+  return t;
 }
 
 uint64_t CorePool::horizon() const {
@@ -89,8 +107,7 @@ ScheduledOp CorePool::Schedule(const OpWork& work, uint64_t ready) {
   const size_t active = std::min(work.tiles.size(), eligible.size());
   op.block_dim = static_cast<int>(active);
   const uint64_t serial = ++op_serial_;
-  op.dispatch = std::max(ready, next_issue_);
-  next_issue_ = op.dispatch + preset_.CyclesOfNs(preset_.task_gap_ns);
+  op.dispatch = IssueAt(ready);
   const uint64_t blocks_from = op.dispatch + preset_.CyclesOfNs(preset_.task_launch_ns);
   // No tile of this or any later op can start before the earliest-free core.
   std::vector<uint64_t> free_at(cores_.size());
@@ -99,7 +116,10 @@ ScheduledOp CorePool::Schedule(const OpWork& work, uint64_t ready) {
     free_at[c] = cores_[c].free_at;
     earliest_free = std::min(earliest_free, free_at[c]);
   }
-  memory_.ForgetBefore(static_cast<double>(earliest_free));
+  // A tile starts no earlier than its core is free (cores only ever free
+  // later) nor than its task is issued, so none of any run starts before the
+  // earliest-free core or the issue floor: what lies before goes.
+  memory_.ForgetBefore(static_cast<double>(std::max(earliest_free, issue_floor_)));
 
   // The L2 sees the tiles of one wave (block_dim tiles that start together)
   // read their shared panels in lock step.

@@ -3,17 +3,23 @@
 // earlier than the op is ready (its producers' end), so independent ops
 // overlap. The chip's L2 (l2_cache.h) and its HBM and L2 bandwidth
 // (memory_timeline.h, shared fairly among running tiles by op_fluid.h) are
-// shared by all cores. Runs execute one at a time on a device, so the pool
+// shared by all cores. Runs execute one at a time on the host, but in modeled
+// time a run that arrived while another was executing starts where that one
+// was (modeled_clock.h): its ops go on the cores and into the bandwidth and
+// issue slots the earlier run left, so the runs of several clients interleave
+// on the device. Only the job holding the device calls Schedule, so the pool
 // needs no lock; cycles are deterministic for a given sequence of ops.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "server/device/device_preset.h"
 #include "server/device/l2_cache.h"
 #include "server/device/memory_timeline.h"
+#include "server/device/modeled_clock.h"
 #include "server/device/tile_work.h"
 #include "server/device/unit_cycles.h"
 
@@ -59,6 +65,15 @@ class CorePool {
   // The last cycle any core is busy until.
   uint64_t horizon() const;
 
+  // The device's modeled clock (modeled_clock.h): where runs arrive. Schedule
+  // advances it; clients read it from any thread.
+  ModeledClock& clock() { return clock_; }
+  // A run starts: its tasks form one stream, issued in order, from its first.
+  void BeginRun() { stream_next_issue_ = 0; }
+  // Issue slots and bandwidth steps kept: those work still to come could meet.
+  size_t issue_slots() const { return slots_.size(); }
+  size_t memory_steps() const { return memory_.steps(); }
+
  private:
   // Indices of the cores that run a task type.
   const std::vector<int>& CoresFor(TaskType t) const;
@@ -75,7 +90,15 @@ class CorePool {
   L2Cache l2_;
   MemoryTimeline memory_;
   uint64_t op_serial_ = 0;  // scopes L2 keys to one op
-  uint64_t next_issue_ = 0;  // the earliest cycle the Task Scheduler issues the next task
+  // The Task Scheduler issues one task per issue slot of task_gap cycles.
+  // A run's tasks are one stream, issued in order; a task of a run that
+  // arrived while another was executing takes the first free slot at or after
+  // it is ready, between the other run's. Returns the task's issue cycle.
+  uint64_t IssueAt(uint64_t ready);
+  ModeledClock clock_;
+  uint64_t stream_next_issue_ = 0;   // the running run's next task issues no earlier
+  uint64_t issue_floor_ = 0;         // no task of any run still to come issues earlier
+  std::map<uint64_t, uint64_t> slots_;  // taken issue slots: start -> end
   std::vector<int> cube_cores_, vector_cores_;
 };
 

@@ -31,9 +31,13 @@ void Device::ReleaseMemory(uint64_t bytes) { memory_used_.fetch_sub(bytes); }
 void Device::Submit(Job job, std::shared_ptr<CancelToken> cancel, bool small,
                     std::function<void(absl::Status)> done) {
   if (cancel == nullptr) cancel = std::make_shared<CancelToken>();  // jobs always have a flag to read
-  const uint64_t arrival = completed_horizon_.load();
+  const uint64_t arrival = pool_.clock().Submit();
   const std::atomic<bool>* flag = cancel->flag();
-  auto run = [this, job = std::move(job), arrival, flag] {
+  // Whether the run started: one dropped while queued stops waiting when it is done.
+  auto started = std::make_shared<std::atomic<bool>>(false);
+  auto run = [this, job = std::move(job), arrival, flag, started] {
+    started->store(true);
+    OpenRun(arrival);
     DeviceSession session{pool_, preset_, arrival, flag, &arena_};
     // Whatever the job does, the device's books are closed before it is released.
     struct CloseBooks {
@@ -42,12 +46,21 @@ void Device::Submit(Job job, std::shared_ptr<CancelToken> cancel, bool small,
     } close{this};
     job(session);
   };
-  executor_.Submit(DeviceExecutor::Job{std::move(run), std::move(done), std::move(cancel), small});
+  auto finished = [this, arrival, started, done = std::move(done)](absl::Status s) {
+    if (!started->load()) pool_.clock().Drop(arrival);
+    done(std::move(s));
+  };
+  executor_.Submit(DeviceExecutor::Job{std::move(run), std::move(finished), std::move(cancel), small});
+}
+
+void Device::OpenRun(uint64_t arrival) {
+  pool_.clock().Start(arrival);
+  pool_.BeginRun();
 }
 
 void Device::CloseRun() {
   arena_.Trim(arena_keep_bytes_);
-  completed_horizon_.store(pool_.horizon());
+  pool_.clock().Finish(pool_.horizon());
   runs_.fetch_add(1);
   MutexLock lock(&stats_mu_);
   stats_horizon_ = pool_.horizon();

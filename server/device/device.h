@@ -60,8 +60,12 @@ class Device {
 
   // Runs `job` on the device (DeviceExecutor::Submit: small jobs may run on
   // the calling thread) and calls `done` once, after the device is released.
-  // A run arrives at the modeled cycle where the runs finished before it was
-  // submitted ended, so runs that overlap in real time queue in modeled time.
+  // The run arrives at the device's modeled clock at the moment it is
+  // submitted (modeled_clock.h): where the run executing then has got, or,
+  // when none is, where the runs before it ended. Runs execute one at a time
+  // on the host, but in modeled time a run submitted while another executes
+  // overlaps it: its ops take the cores, bandwidth and issue slots the other
+  // left, and wait (NodeProfile.wait_cycles) where it holds them.
   // `cancel` (optional) drops the job while it is queued and is the flag the
   // job sees in DeviceSession::cancel while it runs.
   using Job = std::function<void(DeviceSession&)>;
@@ -72,12 +76,12 @@ class Device {
   DeviceStatsSnapshot Stats() const;
 
  private:
-  void CloseRun();  // after each job, still holding the device
+  void OpenRun(uint64_t arrival);  // before each job, holding the device
+  void CloseRun();                 // after each job, still holding the device
 
   const std::string id_;
   const DevicePreset preset_;
   std::atomic<uint64_t> memory_used_{0};
-  std::atomic<uint64_t> completed_horizon_{0};
   std::atomic<uint64_t> runs_{0};
   const uint64_t arena_keep_bytes_;
   CorePool pool_;   // touched only by the job holding the device

@@ -54,7 +54,9 @@ std::vector<FluidPlacement> PlaceFluid(const std::vector<FluidTile>& tiles, cons
       for (int c : eligible) {
         if (!busy[c] && static_cast<double>(free_at[c]) <= t) idle.push_back(c);
       }
-      std::sort(idle.begin(), idle.end(), [&](int a, int b) { return free_at[a] != free_at[b] ? free_at[a] < free_at[b] : a < b; });
+      // Best fit: the core freed last goes first, so cores idle since long ago
+      // stay free for a run that arrives earlier in modeled time.
+      std::sort(idle.begin(), idle.end(), [&](int a, int b) { return free_at[a] != free_at[b] ? free_at[a] > free_at[b] : a < b; });
       for (int c : idle) {
         if (next_tile == tiles.size()) break;
         const FluidTile& ft = tiles[next_tile];

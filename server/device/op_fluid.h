@@ -31,8 +31,9 @@ struct FluidPlacement {
   uint64_t start = 0, end = 0;  // cycles; end >= start + duration
 };
 
-// Places `tiles` in order, each on the eligible core that frees first (ties to
-// the lowest index), none before `not_before`. `free_at` holds every core's
+// Places `tiles` in order, none before `not_before`, each on an eligible core
+// as soon as one is free: of the cores free then, the one freed last (ties to
+// the lowest index), so cores long idle stay free for other work. `free_at` holds every core's
 // free cycle and is advanced for the cores used. The op's own usage is added
 // to `timeline`.
 std::vector<FluidPlacement> PlaceFluid(const std::vector<FluidTile>& tiles, const std::vector<int>& eligible,
