@@ -15,6 +15,10 @@ namespace npu::client::cli {
 namespace {
 
 constexpr const char* kNotApplicable = "N/A";
+// The model's own column, console only (msprof has none): cycles the task
+// waited beyond its launch latency for issue slots and for cores held by other
+// work, this run's or another client's (NodeProfile.wait_cycles).
+constexpr const char* kWaitedColumn = "Waited(us)";
 
 bool Separated(const npu::v1::Profile& p) { return p.core_architecture() != "coupled"; }
 
@@ -39,12 +43,12 @@ const std::vector<std::string> kCoupledColumns = {
 
 const std::vector<std::string> kSeparatedConsole = {
     "Op Name", "OP Type", "Task Type", "Block Dim", "Task Start Time(us)", "Task Duration(us)", "Task Wait Time(us)",
-    "aicore_time(us)", "aic_mac_ratio", "aic_mte2_ratio", "aic_fixpipe_ratio", "aiv_time(us)", "aiv_vec_ratio",
-    "aiv_mte2_ratio", "aiv_mte3_ratio"};
+    kWaitedColumn, "aicore_time(us)", "aic_mac_ratio", "aic_mte2_ratio", "aic_fixpipe_ratio", "aiv_time(us)",
+    "aiv_vec_ratio", "aiv_mte2_ratio", "aiv_mte3_ratio"};
 
 const std::vector<std::string> kCoupledConsole = {
     "Op Name", "OP Type", "Task Type", "Block Dim", "Task Start Time(us)", "Task Duration(us)", "Task Wait Time(us)",
-    "aicore_time(us)", "mac_ratio", "vec_ratio", "scalar_ratio", "mte1_ratio", "mte2_ratio", "mte3_ratio",
+    kWaitedColumn, "aicore_time(us)", "mac_ratio", "vec_ratio", "scalar_ratio", "mte1_ratio", "mte2_ratio", "mte3_ratio",
     "memory_bound"};
 
 std::string Fixed(double v) { return absl::StrFormat("%.3f", v); }
@@ -98,6 +102,7 @@ std::map<std::string, std::string> Cells(const npu::v1::Profile& profile, const 
   c["Task Start Time(us)"] = us(static_cast<double>(issue > profile.start_cycle() ? issue - profile.start_cycle() : 0));
   c["Task Duration(us)"] = us(static_cast<double>(done - issue));
   c["Task Wait Time(us)"] = us(static_cast<double>(issue > previous_end ? issue - previous_end : 0));
+  c[kWaitedColumn] = us(static_cast<double>(node.wait_cycles()));
   c["Block Dim"] = absl::StrCat(block_dim);
   c["Mix Block Dim"] = "0";
   c["HF32 Eligible"] = "NO";

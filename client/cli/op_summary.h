@@ -19,11 +19,14 @@ namespace npu::client::cli {
 // the profile's chip (Profile.core_architecture).
 const std::vector<std::string>& OpSummaryColumns(const npu::v1::Profile& profile);
 
-// A shorter set for a terminal: names, task, times, the main ratios.
+// A shorter set for a terminal: names, task, times, the main ratios, and one
+// column of the model's own, Waited(us): the cycles the task waited beyond its
+// launch latency for issue slots and for cores held by other work, this run's
+// or another client's (NodeProfile.wait_cycles).
 const std::vector<std::string>& OpSummaryConsoleColumns(const npu::v1::Profile& profile);
 
 // One row of cells per node, following `columns` (a subset of
-// OpSummaryColumns, in any order). Definitions, as msprof's:
+// OpSummaryColumns or OpSummaryConsoleColumns, in any order). Definitions, as msprof's:
 //   Task Start Time(us)  = issue, from the run's arrival
 //   Task Duration(us)    = issue to done (launch, blocks, finish)
 //   Task Wait Time(us)   = from the previous task's end to this one's start

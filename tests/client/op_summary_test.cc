@@ -1,6 +1,7 @@
 // The op summary and the trace of a hand-made profile, against msprof's
 // definitions worked out here: times per core, ratios of the op's block
 // cycles, waits between tasks, the layout per chip, tracks only where used.
+#include <algorithm>
 #include <array>
 #include <map>
 #include <sstream>
@@ -123,6 +124,23 @@ TEST(OpSummaryTest, CoupledChipsGetTheUnprefixedLayoutAndMemoryBound) {
   EXPECT_EQ(relu["vec_ratio"], "0.250");
   EXPECT_EQ(relu["mte2_ratio"], "0.750");
   EXPECT_EQ(relu["memory_bound"], "3.000");  // mte2_ratio / max(mac_ratio, vec_ratio)
+}
+
+TEST(OpSummaryTest, TheConsoleRowShowsWhatEachTaskWaitedAndTheCsvKeepsMsprofsHeader) {
+  // The relu's blocks waited 1,500 cycles beyond their launch for cores held
+  // by other work (another client's run, say): the model's Waited(us) column,
+  // on the terminal only, since msprof's CSV has no such column.
+  npu::v1::Profile p = TwoTasks("separated");
+  p.mutable_nodes(1)->set_wait_cycles(1500);
+  const std::vector<std::string>& console = OpSummaryConsoleColumns(p);
+  const auto it = std::find(console.begin(), console.end(), "Waited(us)");
+  ASSERT_NE(it, console.end());
+  const auto rows = OpSummaryRows(p, console);
+  const size_t col = static_cast<size_t>(it - console.begin());
+  EXPECT_EQ(rows[0][col], "0.000");
+  EXPECT_EQ(rows[1][col], "1.500");  // 1,500 cycles at 1000 MHz
+  EXPECT_THAT(OpSummaryColumns(p), Not(::testing::Contains("Waited(us)")));
+  EXPECT_THAT(OpSummaryConsoleColumns(TwoTasks("coupled")), ::testing::Contains("Waited(us)"));
 }
 
 TEST(OpSummaryTest, CsvQuotesCellsWithCommas) {
