@@ -12,6 +12,7 @@
 #include "kernels/cube_tile_counts.h"
 #include "kernels/cube_workspace.h"
 #include "kernels/openmp.h"
+#include "kernels/parallel_grain.h"
 
 namespace npu::kernels {
 namespace {
@@ -101,8 +102,12 @@ void CubeGemm(const GemmProblem& p, const CubeTileShape& tile, std::vector<CubeT
       }
     }
   };
-  // A region costs a team wake-up and a barrier even for one thread or one tile.
-  if (threads == 1 || total == 1) {
+  // A region costs a team wake-up and a barrier even for one thread or one
+  // tile; a small GEMM (some microseconds on one core) is not worth one either
+  // (parallel_grain.h).
+  const double macs = static_cast<double>(p.batch) * static_cast<double>(p.m) * static_cast<double>(p.n) *
+                      static_cast<double>(p.k);
+  if (threads == 1 || total == 1 || !WorthAParallelRegion(macs, kParallelGrainMacs)) {
     run_share(0, 1);
     return;
   }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/parallel_grain.h"
 #include "client/graph_builder.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -73,6 +74,7 @@ std::string RunOne(const std::string& op, const std::vector<Operand>& operands, 
 // and 2 threads: four runs, one set of bits.
 void ExpectSameBitsEveryWay(const std::string& op, const std::vector<Operand>& operands, size_t first_weight,
                             const client::Attributes& attrs = {}) {
+  kernels::ScopedSmallWorkInParallel parallel;  // the small shapes on both threads too
   const std::string reference = RunOne(op, operands, first_weight, false, attrs, 1);
   ASSERT_FALSE(reference.empty());
   for (bool constant : {false, true}) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/parallel_grain.h"
 #include "client/graph_builder.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -88,6 +89,7 @@ Outcome RunGraph(const v1::Graph& graph, const std::vector<Feed>& feeds, bool fu
 // The fused plan has `fused_nodes` nodes, the unfused one more, and both give
 // the same bits on both presets (fp16 saturation on and off) and thread counts.
 void ExpectFusedEqualsUnfused(const v1::Graph& graph, const std::vector<Feed>& feeds, size_t fused_nodes) {
+  kernels::ScopedSmallWorkInParallel parallel;  // the small graphs on both threads too
   for (const std::string preset : {"ascend910", "ascend910b"}) {
     const Outcome unfused = RunGraph(graph, feeds, false, preset, 1);
     ASSERT_FALSE(unfused.outputs.empty());

@@ -21,6 +21,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kernels/parallel_grain.h"
 #include "kernels/cube_gemm.h"
 #include "kernels/cube_packed_b.h"
 #include "kernels/fp16.h"
@@ -151,6 +152,7 @@ std::vector<uint8_t> RunGemm(const Operands& o, const CubeTileShape& tile, int t
   }
   ForceCubeSimdPath(path);
   omp_set_num_threads(threads);
+  ScopedSmallWorkInParallel parallel;  // the test's small shapes on the whole team too
   CubeGemm(p, tile, counts);
   ForceCubeSimdPath(SimdPath::kAuto);
   return c;
@@ -566,6 +568,7 @@ TEST(CubeGemm, ChannelMajorOutputIsRowMajorTransposedPerImage) {
       p.c_image_rows = 37;
       p.c_image_stride = 37 * o.n;
       omp_set_num_threads(threads);
+      ScopedSmallWorkInParallel parallel;
       CubeGemm(p, CubeTileShape{32, 32, 64}, nullptr);
       int failures = 0;
       for (int64_t img = 0; img < 3; ++img) {

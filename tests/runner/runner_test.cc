@@ -37,7 +37,7 @@ const bool kTestOpsRegistered = [] {
     const std::string how = ctx.attrs.String("how", "runtime").value();
     if (how == "bad_alloc") throw std::bad_alloc();
     if (how == "parallel") {
-      ops::ParallelFor(64, [](int64_t i) {
+      ops::ParallelFor(64, kernels::kParallelGrainElements, [](int64_t i) {  // enough work for a parallel region
         if (i == 37) throw std::runtime_error("tile 37 failed");
       });
     }

@@ -45,7 +45,7 @@ absl::Status RunCast(RunContext& ctx) {
   const VectorTiling tiling = PlanVectorTiles(n, std::max<int64_t>(8, in_bytes + out_bytes), ctx.preset);
   ctx.work.tiles.assign(static_cast<size_t>(tiling.tiles), device::TileWork{});
   const bool saturate = ctx.preset.fp16_saturation;
-  ParallelFor(tiling.tiles, [&](int64_t t) {
+  ParallelFor(tiling.tiles, 2 * n, [&](int64_t t) {
     const int64_t begin = tiling.TileBegin(t);
     const int64_t end = std::min(n, begin + tiling.per_tile);
     device::TileWork& work = ctx.work.tiles[static_cast<size_t>(t)];

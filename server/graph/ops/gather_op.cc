@@ -54,7 +54,7 @@ absl::Status RunGather(RunContext& ctx) {
   if (blocks == 0 || block == 0) return absl::OkStatus();
   const int64_t tiles = std::min<int64_t>(blocks, ctx.preset.vector_unit_cores());
   ctx.work.tiles.assign(static_cast<size_t>(tiles), device::TileWork{});
-  ParallelFor(tiles, [&](int64_t t) {
+  ParallelFor(tiles, 2 * blocks * inner, [&](int64_t t) {
     device::TileWork& w = ctx.work.tiles[static_cast<size_t>(t)];
     w.pipeline_steps = 0;
     for (int64_t b = blocks * t / tiles; b < blocks * (t + 1) / tiles; ++b) {

@@ -111,7 +111,7 @@ absl::Status RunGroupedConv(RunContext& ctx, const GroupedConvShape& g, const Gr
       plane_work.mte2_bytes = in_bytes;
       w += plane_work;
     }
-  });
+  }, planes * g.oh * g.ow * taps);
   if (prepared.epilogue != nullptr) {
     AddEpilogueWork(*prepared.epilogue, planes * g.oh * g.ow, *prepared.epilogue_operand_types, ctx.work);
   }

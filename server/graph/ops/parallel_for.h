@@ -1,7 +1,9 @@
 // The ops' one parallel loop: body(i) for i in [0, n) over the device's OpenMP
 // team. A parallel region costs a team allocation and a barrier even with one
 // thread, so one item, or a run on a single thread (a small run on its caller's
-// thread, see DeviceExecutor), loops directly.
+// thread, see DeviceExecutor), loops directly. So does work of fewer than
+// kernels::kParallelGrainElements elements (what the op reads and writes):
+// kernels/parallel_grain.h says why.
 //
 // An exception may not leave an OpenMP region (the runtime would terminate the
 // process), so the first one a body throws is caught inside, the remaining
@@ -15,12 +17,14 @@
 #include <mutex>
 
 #include "kernels/openmp.h"
+#include "kernels/parallel_grain.h"
 
 namespace npu::graph::ops {
 
 template <typename Body>
-void ParallelFor(int64_t n, Body&& body) {
-  if (n <= 1 || omp_get_max_threads() == 1) {
+void ParallelFor(int64_t n, int64_t work_elements, Body&& body) {
+  if (n <= 1 || omp_get_max_threads() == 1 ||
+      !kernels::WorthAParallelRegion(static_cast<double>(work_elements), kernels::kParallelGrainElements)) {
     for (int64_t i = 0; i < n; ++i) body(i);
     return;
   }

@@ -144,7 +144,7 @@ absl::Status RunPool(RunContext& ctx, bool max) {
                                                     g.kh * g.kw * device::VectorPasses(device::VectorKernel::kPoolTap));
       work += plane_work;
     }
-  });
+  }, planes * (h * w + g.oh * g.ow * g.kh * g.kw));
   return absl::OkStatus();
 }
 

@@ -47,7 +47,7 @@ void CopyRegion(RunContext& ctx, const HostTensor& src, const HostTensor& dst, c
       1, std::min<int64_t>(ctx.preset.vector_unit_cores(), total * static_cast<int64_t>(esize) / kMinCopyBytes));
   const size_t first = ctx.work.tiles.size();
   ctx.work.tiles.resize(first + static_cast<size_t>(tiles));
-  ParallelFor(tiles, [&](int64_t t) {
+  ParallelFor(tiles, 2 * total, [&](int64_t t) {
     device::TileWork& w = ctx.work.tiles[first + static_cast<size_t>(t)];
     w.pipeline_steps = 0;
     const int64_t begin = total * t / tiles, end = total * (t + 1) / tiles;

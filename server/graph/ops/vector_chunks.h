@@ -19,6 +19,15 @@
 
 namespace npu::graph::ops {
 
+// The elements an op reads and writes: what decides whether its tiles run in
+// parallel (ParallelFor's grain).
+inline int64_t TouchedElements(const RunContext& ctx) {
+  int64_t n = 0;
+  for (const HostTensor* in : ctx.inputs) n += in == nullptr ? 0 : in->type().elements();
+  for (const HostTensor& out : ctx.outputs) n += out.type().elements();
+  return n;
+}
+
 // Bytes one element takes in a Vector lane: the widest of the op's tensors
 // (a 256 B repeat is 128 fp16 or 64 fp32/int32 lanes; BOOL masks ride along).
 inline int64_t LaneBytes(const RunContext& ctx) {
@@ -54,7 +63,7 @@ void ForEachChunk(RunContext& ctx, int64_t operands, int64_t passes, ChunkFn&& c
     }
   }
   const int64_t out_elem_bytes = static_cast<int64_t>(ElementSize(out.type().dtype));
-  ParallelFor(tiling.tiles, [&](int64_t t) {
+  ParallelFor(tiling.tiles, TouchedElements(ctx), [&](int64_t t) {
     const int64_t begin = tiling.TileBegin(t);
     const int64_t end = std::min(n, begin + tiling.per_tile);
     device::TileWork& work = ctx.work.tiles[static_cast<size_t>(t)];
@@ -109,12 +118,14 @@ inline kernels::VecSrc ChunkSrc(const HostTensor& t, const BroadcastMap& map, in
 
 // Runs body(work, begin, end) over `units` independent pieces of an op (rows,
 // planes, blocks of outputs) split into min(units, Vector cores) tiles, in
-// parallel; each tile counts its own work (at least one pipeline step).
+// parallel unless the op is small; each tile counts its own work (at least
+// one pipeline step). `work_elements`: the op's cost in elements, when it is
+// more than those it reads and writes (a stencil's taps).
 template <typename Body>
-void ForEachUnitTile(RunContext& ctx, int64_t units, Body&& body) {
+void ForEachUnitTile(RunContext& ctx, int64_t units, Body&& body, int64_t work_elements = -1) {
   const int64_t tiles = std::max<int64_t>(1, std::min<int64_t>(units, ctx.preset.vector_unit_cores()));
   ctx.work.tiles.assign(static_cast<size_t>(tiles), device::TileWork{});
-  ParallelFor(tiles, [&](int64_t t) {
+  ParallelFor(tiles, work_elements >= 0 ? work_elements : TouchedElements(ctx), [&](int64_t t) {
     device::TileWork& work = ctx.work.tiles[static_cast<size_t>(t)];
     work.pipeline_steps = 0;
     body(work, units * t / tiles, units * (t + 1) / tiles);
