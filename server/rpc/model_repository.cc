@@ -85,6 +85,11 @@ std::string Reasons(const ModelRepository::Model& m) {
   return absl::StrJoin(out, "; ");
 }
 
+// Whether any version of `m` is loaded.
+bool Serves(const ModelRepository::Model& m) {
+  return std::any_of(m.versions.begin(), m.versions.end(), [](const auto& v) { return v.graph != nullptr; });
+}
+
 absl::Status NotInRepository(absl::string_view name, const std::string& dir) {
   return absl::NotFoundError(absl::StrCat("model ", graph::Quoted(name), " is not in the model repository ", dir));
 }
@@ -172,12 +177,17 @@ absl::Status ModelRepository::Load(absl::string_view name) {
   if (std::find(on_disk.begin(), on_disk.end(), name) == on_disk.end()) return NotInRepository(name, dir_);
   Model m = ReadModel(std::string(name));
   const std::string why = Reasons(m);
+  bool kept = false;
   {
     MutexLock lock(&mu_);
-    models_[std::string(name)] = std::move(m);
+    Model& served = models_[std::string(name)];
+    // As Triton: a reload that fails leaves a model that serves as it was.
+    kept = !why.empty() && Serves(served);
+    if (!kept) served = std::move(m);
   }
   if (!why.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("model ", graph::Quoted(name), " did not load: ", why));
+    return absl::InvalidArgumentError(absl::StrCat("model ", graph::Quoted(name), " did not load: ", why,
+                                                   kept ? "; the versions loaded before keep serving" : ""));
   }
   return absl::OkStatus();
 }

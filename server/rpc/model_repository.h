@@ -52,7 +52,9 @@ class ModelRepository {
   std::vector<Model> List() const;
 
   // Reads and plans the model's versions from disk again, replacing the ones
-  // served; on failure the model is UNAVAILABLE and the error names the file.
+  // served. When a version fails (the error names the file and why), a model
+  // that was serving keeps serving as it was (Triton's rule); one that was not
+  // stays UNAVAILABLE with the new reasons.
   absl::Status Load(absl::string_view name);
   // Stops serving the model (runs in flight finish); Load brings it back.
   absl::Status Unload(absl::string_view name);

@@ -206,6 +206,64 @@ class ModelRepositoryTest(unittest.TestCase):
         self.fails("ModelMetadata", kp.ModelMetadataRequest(name="nope"), grpc.StatusCode.NOT_FOUND,
                    'model "nope" not found: not in the model repository, and no graph registered by this caller')
 
+    def test_a_failed_reload_keeps_the_model_serving_as_it_was(self):
+        x = h.sample(np.float32, (2, 3), RNG)
+        write(os.path.join(self.dir, "steady", "1", "graph.json"), elementwise("steady", "Add"))
+        self.call("RepositoryModelLoad", kp.RepositoryModelLoadRequest(model_name="steady"))
+        # Version 1 turns bad on disk and a version 2 appears that is bad too.
+        write(os.path.join(self.dir, "steady", "1", "graph.json"), "{not json")
+        write(os.path.join(self.dir, "steady", "2", "graph.json"), elementwise("steady", "Frobnicate"))
+        self.fails("RepositoryModelLoad", kp.RepositoryModelLoadRequest(model_name="steady"),
+                   grpc.StatusCode.INVALID_ARGUMENT, 'model "steady" did not load: version 1:',
+                   "is not an npu.v1.Graph in JSON", "version 2:", "Frobnicate",
+                   "the versions loaded before keep serving")
+        resp = self.call("ModelInfer", raw_infer("steady", {"x": x, "y": x}))
+        self.assertEqual(resp.model_version, "1")
+        np.testing.assert_array_equal(output(resp), x + x)
+        self.assertEqual(list(self.call("ModelMetadata", kp.ModelMetadataRequest(name="steady")).versions), ["1"])
+        # Fixed on disk: the reload replaces it, version 2 now the latest.
+        write(os.path.join(self.dir, "steady", "1", "graph.json"), elementwise("steady", "Add"))
+        write(os.path.join(self.dir, "steady", "2", "graph.json"), elementwise("steady", "Mul"))
+        self.call("RepositoryModelLoad", kp.RepositoryModelLoadRequest(model_name="steady"))
+        resp = self.call("ModelInfer", raw_infer("steady", {"x": x, "y": x}))
+        self.assertEqual(resp.model_version, "2")
+        np.testing.assert_array_equal(output(resp), x * x)
+        # Once unloaded there is nothing to keep: a failed load leaves it UNAVAILABLE with the new reason.
+        self.call("RepositoryModelUnload", kp.RepositoryModelUnloadRequest(model_name="steady"))
+        write(os.path.join(self.dir, "steady", "2", "graph.json"), "[]")
+        self.fails("RepositoryModelLoad", kp.RepositoryModelLoadRequest(model_name="steady"),
+                   grpc.StatusCode.INVALID_ARGUMENT, "version 2:", "is not an npu.v1.Graph in JSON")
+        self.fails("ModelInfer", raw_infer("steady", {"x": x, "y": x}, version="2"), grpc.StatusCode.UNAVAILABLE,
+                   'model "steady" version "2" is not loaded', "is not an npu.v1.Graph in JSON")
+
+    def test_each_kind_of_bad_model_folder_says_what_is_wrong(self):
+        cases = {
+            "garbage_onnx": ("1/model.onnx", b"\x08\x07garbage that is no ModelProto",
+                             "garbage_onnx/1/model.onnx\" is not a valid ONNX model"),
+            "two_files": ("1/model.onnx", None, "holds both model.onnx and graph.json; keep one"),
+            "bad_json": ("1/graph.json", b'{"nodes": 5}', "is not an npu.v1.Graph in JSON"),
+            "no_file": ("1/weights.bin", b"\0", "no model.onnx or graph.json in"),
+            "bad_shape": ("1/graph.json", h.graph_json("s", [("x", np.float32, (1 << 30, 1 << 30))],
+                                                       [h.node("n", "Neg", ["x"], ["y"])], ["y"]).encode(),
+                          'graph.json: graph input "x": shape [1073741824,1073741824] has more than'),
+        }
+        for name, (rel, data, fragment) in cases.items():
+            path = os.path.join(self.dir, name, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            if name == "two_files":
+                onnx_affine(path)
+                write(os.path.join(self.dir, name, "1", "graph.json"), elementwise(name, "Add"))
+            else:
+                with open(path, "wb") as f:
+                    f.write(data)
+            with self.subTest(name):
+                self.fails("RepositoryModelLoad", kp.RepositoryModelLoadRequest(model_name=name),
+                           grpc.StatusCode.INVALID_ARGUMENT, f'model "{name}" did not load: version 1:', fragment)
+                entry = {m.name: m for m in self.call("RepositoryIndex", kp.RepositoryIndexRequest()).models}[name]
+                self.assertEqual(entry.state, "UNAVAILABLE")
+                self.assertIn(fragment, entry.reason)
+                self.assertTrue(self.call("ServerLive", kp.ServerLiveRequest()).live)
+
 
 if __name__ == "__main__":
     unittest.main()
