@@ -1,7 +1,6 @@
 #include "server/rpc/kserve_service.h"
 
 #include "server/rpc/grpc_status.h"
-#include "server/rpc/kserve_infer_reactor.h"
 #include "server/rpc/kserve_server_info.h"
 #include "server/rpc/request_log.h"
 
@@ -57,12 +56,6 @@ grpc::Status KserveServiceImpl::ModelMetadata(grpc::ServerContext* ctx, const in
     *resp = *std::move(metadata);
     return absl::OkStatus();
   });
-}
-
-grpc::ServerUnaryReactor* KserveServiceImpl::ModelInfer(grpc::CallbackServerContext* ctx,
-                                                        const inference::ModelInferRequest* req,
-                                                        inference::ModelInferResponse* resp) {
-  return KserveInferReactor::Start(state_, models_, ctx, req, resp);
 }
 
 grpc::Status KserveServiceImpl::RepositoryIndex(grpc::ServerContext* ctx, const inference::RepositoryIndexRequest* req,

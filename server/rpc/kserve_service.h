@@ -1,18 +1,19 @@
 // inference.GRPCInferenceService: the KServe v2 / Open Inference Protocol over
 // gRPC, on the same server and port as npu.v1. ModelInfer runs on gRPC's
-// callback API (kserve_infer_reactor.h); the rest answer inline. Every call
+// asynchronous API (kserve_infer_call.h, on the server's AsyncCallQueue); the
+// rest answer inline. Every call
 // but ServerLive and ServerReady (probes) needs the bearer token when
 // --auth_tokens is on, and sees only the caller's models (kserve_models.h).
 #pragma once
 
 #include "kserve/grpc_service.grpc.pb.h"
+#include "server/rpc/kserve_infer_call.h"
 #include "server/rpc/kserve_models.h"
 #include "server/rpc/server_state.h"
 
 namespace npu::rpc {
 
-class KserveServiceImpl final
-    : public inference::GRPCInferenceService::WithCallbackMethod_ModelInfer<inference::GRPCInferenceService::Service> {
+class KserveServiceImpl final : public KserveAsyncService {
  public:
   KserveServiceImpl(ServerState& state, KserveModels& models) : state_(state), models_(models) {}
 
@@ -26,8 +27,6 @@ class KserveServiceImpl final
                               inference::ServerMetadataResponse* resp) override;
   grpc::Status ModelMetadata(grpc::ServerContext* ctx, const inference::ModelMetadataRequest* req,
                              inference::ModelMetadataResponse* resp) override;
-  grpc::ServerUnaryReactor* ModelInfer(grpc::CallbackServerContext* ctx, const inference::ModelInferRequest* req,
-                                       inference::ModelInferResponse* resp) override;
   grpc::Status RepositoryIndex(grpc::ServerContext* ctx, const inference::RepositoryIndexRequest* req,
                                inference::RepositoryIndexResponse* resp) override;
   grpc::Status RepositoryModelLoad(grpc::ServerContext* ctx, const inference::RepositoryModelLoadRequest* req,

@@ -100,9 +100,14 @@ absl::StatusOr<std::unique_ptr<NpuServer>> NpuServer::Start(const ServerConfig& 
   s->server_ = builder.BuildAndStart();
   if (s->server_ == nullptr) return absl::UnavailableError(absl::StrCat("cannot listen on ", config.listen));
   // The queue outlives the server: made now, before any early return.
-  s->run_calls_ = std::make_unique<RunCallQueue>(s->state_, s->runtime_service_, std::move(run_cq));
+  s->async_calls_ = std::make_unique<AsyncCallQueue>(std::move(run_cq));
   if (s->port_ == 0) return absl::UnavailableError(absl::StrCat("cannot listen on ", config.listen));
-  s->run_calls_->Start(std::max(1, config.run_threads));
+  AsyncCallQueue& calls = *s->async_calls_;
+  s->async_calls_->Start(std::max(1, config.run_threads),
+                         {[&calls, p = s.get()] { RunCall::Await(calls, p->runtime_service_, p->state_); },
+                          [&calls, p = s.get()] {
+                            KserveInferCall::Await(calls, p->kserve_service_, p->state_, p->kserve_models_);
+                          }});
   s->server_->GetHealthCheckService()->SetServingStatus(true);
   if (config.limits.device_watchdog.count() > 0) s->watchdog_ = std::thread([p = s.get()] { p->WatchDevices(); });
   // Freed memory goes back to the system within a second once 16 MiB of it piles up.
@@ -138,7 +143,7 @@ bool NpuServer::Drain(std::chrono::milliseconds timeout) {
   }
   // Uploads and downloads still streaming get a short grace, then are cancelled.
   server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
-  run_calls_->Stop();
+  async_calls_->Stop();
   return drained;
 }
 
@@ -184,7 +189,7 @@ void NpuServer::Shutdown() {
   server_->GetHealthCheckService()->SetServingStatus(false);
   kserve_http_.reset();  // stops its runs in flight and joins its threads
   server_->Shutdown(std::chrono::system_clock::now());
-  if (run_calls_ != nullptr) run_calls_->Stop();
+  if (async_calls_ != nullptr) async_calls_->Stop();
   metrics_.reset();
 }
 

@@ -45,7 +45,7 @@ struct ServerConfig {
   // burst of concurrent calls start threads and end them afterwards, which costs
   // more than a small run; idle pollers cost only their stacks.
   int grpc_max_pollers = 64;
-  // Threads serving Run calls (their completion queue, run_call.h). They never
+  // Threads serving Run and KServe ModelInfer calls (async_call_queue.h). They never
   // wait for a device; small runs execute on them when the device is free.
   int run_threads = 4;
 };
@@ -77,11 +77,12 @@ class NpuServer {
   DeviceServiceImpl device_service_{state_};
   MemoryServiceImpl memory_service_{state_};
   RuntimeServiceImpl runtime_service_{state_};
-  // Declared before server_, so destroyed after it; stopped (Shutdown, Drain)
-  // once the server has shut down.
-  std::unique_ptr<RunCallQueue> run_calls_;
   KserveModels kserve_models_{state_};
   KserveServiceImpl kserve_service_{state_, kserve_models_};
+  // Run and ModelInfer calls. Declared before server_, so destroyed after it
+  // (and before the services its calls use); stopped (Shutdown, Drain) once
+  // the server has shut down.
+  std::unique_ptr<AsyncCallQueue> async_calls_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<MetricsHttpServer> metrics_;
   std::unique_ptr<KserveHttpServer> kserve_http_;

@@ -4,79 +4,36 @@
 #include <cstdio>
 #include <utility>
 
-#include <grpcpp/support/proto_buffer_reader.h>
-
 #include "absl/strings/str_cat.h"
 #include "server/rpc/grpc_status.h"
-#include "server/rpc/parse_error_interceptor.h"
 #include "server/rpc/tensor_codec.h"
 
 namespace npu::rpc {
 
-void RunCallQueue::Start(int threads) {
-  // A few calls waiting per thread: each accepted call asks for the next one at once.
-  for (int i = 0; i < 4 * threads; ++i) RunCall::Await(*this);
-  for (int i = 0; i < threads; ++i) {
-    threads_.emplace_back([this] {
-      void* tag = nullptr;
-      bool ok = false;
-      while (cq_->Next(&tag, &ok)) static_cast<RunCallTag*>(tag)->Fire(ok);
-    });
-  }
+void RunCall::Await(AsyncCallQueue& queue, RunAsyncService& service, ServerState& state) {
+  new RunCall(queue, service, state);
 }
 
-void RunCallQueue::Stop() {
-  if (stopped_) return;
-  stopped_ = true;
-  // The server has shut down: waiting calls come back refused, accepted ones
-  // were cancelled (their tokens fired) and send their status soon.
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (awaiting_.load() > 0 || open_.load() > 0) {
-    if (std::chrono::steady_clock::now() >= give_up) {
-      std::fprintf(stderr, "level=error msg=\"Run calls still open at shutdown; leaving their queue\"\n");
-      for (auto& t : threads_) t.detach();
-      return;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  cq_->Shutdown();
-  for (auto& t : threads_) t.join();
-}
-
-void RunCall::Await(RunCallQueue& queue) { new RunCall(queue); }
-
-RunCall::RunCall(RunCallQueue& queue) : queue_(queue), state_(queue.state_) {
-  queue_.awaiting_.fetch_add(1);
+RunCall::RunCall(AsyncCallQueue& queue, RunAsyncService& service, ServerState& state)
+    : queue_(queue), service_(service), state_(state) {
+  queue_.Awaiting();
   ctx_.AsyncNotifyWhenDone(&done_tag_);
-  queue_.service_.RequestRun(&ctx_, &request_bytes_, &writer_, queue_.cq_.get(), queue_.cq_.get(), &request_tag_);
+  service_.RequestRun(&ctx_, &request_bytes_, &writer_, queue_.cq(), queue_.cq(), &request_tag_);
 }
 
 void RunCall::OnRequest(bool ok) {
   if (!ok) {  // shutting down: no call came, and none will report done
-    queue_.awaiting_.fetch_sub(1);
+    queue_.Refused();
     delete this;
     return;
   }
-  queue_.open_.fetch_add(1);  // before awaiting_ drops, so Stop never sees both at zero early
-  Await(queue_);              // the next call, before this one's work
-  queue_.awaiting_.fetch_sub(1);
+  queue_.Accepted([this] { Await(queue_, service_, state_); });  // the next call, before this one's work
   log_ = std::make_unique<RequestLog>("Run");
   // Counted before the drain check, so a drain that starts now waits for it or refuses it.
   state_.counters.runs_in_flight.fetch_add(1);
-  absl::Status s = Parse();
+  absl::Status s = ParseRawRequest(request_bytes_, req_, "/npu.v1.RuntimeService/Run");
   if (s.ok()) s = Submit();
   if (!s.ok()) Complete(std::move(s));
-}
-
-absl::Status RunCall::Parse() {
-  TakeProtobufParseComplaint();  // protobuf names what it could not parse on this thread
-  grpc::ProtoBufferReader reader(&request_bytes_);
-  const bool parsed = req_.ParseFromZeroCopyStream(&reader);
-  request_bytes_.Clear();
-  if (parsed) return absl::OkStatus();
-  std::string message = "the request to /npu.v1.RuntimeService/Run is not a valid protobuf message";
-  if (std::string complaint = TakeProtobufParseComplaint(); !complaint.empty()) absl::StrAppend(&message, ": ", complaint);
-  return absl::InvalidArgumentError(message);
 }
 
 void RunCall::OnDone(bool) {
@@ -182,20 +139,9 @@ void RunCall::Complete(absl::Status status) {
   state_.counters.runs_in_flight.fetch_sub(1);
   // Once the status is on its way the queue's threads may delete this call:
   // what is needed after Finish is taken first.
-  RunCallQueue& queue = queue_;
-  if (wire.ok()) {
-    grpc::ByteBuffer out;
-    bool own_buffer = false;
-    grpc::Status serialized = grpc::SerializationTraits<v1::RunResponse>::Serialize(resp_, &out, &own_buffer);
-    if (serialized.ok()) {
-      writer_.Finish(out, wire, &finish_tag_);
-    } else {
-      writer_.FinishWithError(serialized, &finish_tag_);
-    }
-  } else {
-    writer_.FinishWithError(wire, &finish_tag_);
-  }
-  queue.open_.fetch_sub(1);
+  AsyncCallQueue& queue = queue_;
+  FinishRawCall(writer_, resp_, wire, &finish_tag_);
+  queue.Closed();
 }
 
 }  // namespace npu::rpc

@@ -1,6 +1,6 @@
 // npu.v1.RuntimeService: registering graphs (validated and planned once) and
-// running them. Run is served on gRPC's asynchronous API by RunCallQueue
-// (run_call.h): a call converts the request, calls the core's one entry point
+// running them. Run is served on gRPC's asynchronous API (async_call_queue.h,
+// run_call.h): a call converts the request, calls the core's one entry point
 // for a run (graph/runner.h) and returns to its queue; the device answers when
 // the run ends, and a client that cancels or passes its deadline fires the
 // run's CancelToken at once (nothing polls). RegisterGraph and UnregisterGraph

@@ -5,6 +5,7 @@ calls, tenancy, and the error status of each bad request."""
 import json
 import os
 import sys
+import time
 import unittest
 
 import grpc
@@ -16,7 +17,7 @@ import kserve_harness as h  # noqa: E402
 h.generate_stubs()
 from kserve import grpc_service_pb2 as kp  # noqa: E402
 from kserve import grpc_service_pb2_grpc as kg  # noqa: E402
-from npu.v1 import graph_pb2, runtime_pb2, runtime_pb2_grpc, tensor_pb2  # noqa: E402
+from npu.v1 import device_pb2, device_pb2_grpc, graph_pb2, runtime_pb2, runtime_pb2_grpc, tensor_pb2  # noqa: E402
 
 RNG = np.random.default_rng(16)
 
@@ -77,6 +78,13 @@ class KserveGrpcTest(unittest.TestCase):
         cls.add_id = reg(h.graph_json("add", [("x", np.float32, (2, 4)), ("y", np.float32, (2, 4))],
                                       [h.node("add", "Add", ["x", "y"], ["z"]),
                                        h.node("neg", "Neg", ["z"], ["n"])], ["z", "n"]))
+        # Long enough to be stopped by a deadline: 24 chained 512^3 fp16 MatMuls.
+        nodes = [h.node(f"mm{i}", "MatMul", [f"v{i}", "w"], [f"v{i + 1}"]) for i in range(24)]
+        w = np.full((512, 512), 1 / 512, np.float16)
+        reg(h.graph_json("slow", [("v0", np.float16, (512, 512))], nodes, ["v24"],
+                         [{"name": "w", "tensor": {"dtype": "FLOAT16", "shape": [512, 512],
+                                                   "data": __import__("base64").b64encode(w.tobytes()).decode()}}]))
+        cls.devices = device_pb2_grpc.DeviceServiceStub(cls.channel)
 
     @classmethod
     def tearDownClass(cls):
@@ -277,6 +285,33 @@ class KserveGrpcTest(unittest.TestCase):
         req = raw_request("add", {"x": x, "y": x})
         req.parameters["sequence_id"].int64_param = 5  # someone else's parameter: ignored
         self.assertEqual(len(infer(req).outputs), 2)
+
+    def test_a_passed_deadline_stops_the_run_on_the_device(self):
+        before = self.devices.GetStats(device_pb2.GetStatsRequest())
+        req = raw_request("slow", {"v0": np.ones((512, 512), np.float16)})
+        with self.assertRaises(grpc.RpcError) as e:
+            self.k.ModelInfer(req, timeout=0.02)
+        self.assertEqual(e.exception.code(), grpc.StatusCode.DEADLINE_EXCEEDED)
+        # The server saw the deadline pass and stopped the run: counted cancelled, nothing left in flight.
+        for _ in range(500):
+            stats = self.devices.GetStats(device_pb2.GetStatsRequest())
+            if stats.runs_in_flight == 0 and stats.runs_cancelled > before.runs_cancelled:
+                break
+            time.sleep(0.01)
+        self.assertEqual(stats.runs_cancelled, before.runs_cancelled + 1)
+        self.assertEqual(stats.runs_in_flight, 0)
+        x = h.sample(np.float32, (2, 4), RNG)
+        np.testing.assert_array_equal(raw_outputs(self.k.ModelInfer(raw_request("add", {"x": x, "y": x})))["z"], x + x)
+
+    def test_a_request_that_is_not_protobuf_is_named(self):
+        call = self.channel.unary_unary("/inference.GRPCInferenceService/ModelInfer",
+                                        request_serializer=lambda b: b, response_deserializer=lambda b: b)
+        with self.assertRaises(grpc.RpcError) as e:
+            call(b"\x0a\xff\xff\xff\xff\x0f")
+        self.assertEqual(e.exception.code(), grpc.StatusCode.INVALID_ARGUMENT, e.exception.details())
+        self.assertIn("the request to /inference.GRPCInferenceService/ModelInfer is not a valid protobuf message",
+                      e.exception.details())
+        self.assertTrue(self.k.ServerLive(kp.ServerLiveRequest()).live)
 
     def test_huge_declared_shapes_are_refused_before_any_allocation(self):
         INVALID = grpc.StatusCode.INVALID_ARGUMENT

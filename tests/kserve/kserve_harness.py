@@ -6,11 +6,13 @@ The KServe client side is written from the published protocol only: the
 stubs come from protos/kserve/grpc_service.proto by grpc_tools.protoc, and
 HTTP/REST is plain http.client. Nothing here imports the server's code.
 """
+import atexit
 import base64
 import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -24,8 +26,9 @@ SERVER = os.environ.get("NPU_SERVER_BIN", os.path.join(SOURCE, "build", "server"
 
 
 def generate_stubs():
-    """grpc_tools.protoc into a fresh folder on sys.path; returns the folder."""
+    """grpc_tools.protoc into a fresh folder on sys.path, removed at exit; returns the folder."""
     out = tempfile.mkdtemp(prefix="kserve_stubs_")
+    atexit.register(shutil.rmtree, out, True)
     protos = os.path.join(SOURCE, "protos")
     files = [os.path.join(protos, "kserve", "grpc_service.proto")]
     files += [os.path.join(protos, "npu", "v1", f) for f in sorted(os.listdir(os.path.join(protos, "npu", "v1")))]
