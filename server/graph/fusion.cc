@@ -77,7 +77,7 @@ class Fuser {
   const TensorType& TypeOf(int v) const { return plan_.values[v].type; }
 
   InferContext ContextFor(const PlanNode& pn) const {
-    InferContext ctx{*pn.node, {}, {}, NodeAttributes(*pn.node), &plan_.preset};
+    InferContext ctx{*pn.node, {}, {}, NodeAttributes(*pn.node), &plan_.preset, UINT64_MAX, nullptr};
     for (int v : pn.inputs) {
       ctx.inputs.push_back(v < 0 ? nullptr : &plan_.values[v].type);
       ctx.constants.push_back(v >= 0 && plan_.values[v].is_constant ? &plan_.values[v].constant : nullptr);
@@ -121,7 +121,7 @@ class Fuser {
         // no longer be needed for (a Cube chain's internal values are nowhere else).
         if (c.in_value != c.value) {
           if (cube && c.in_value >= 0 && !AllReadInChain(c, head, c.in_value)) break;
-          c.program.steps.push_back(EwStep{EwStep::Kind::kCaptureIn});
+          c.program.steps.push_back(CaptureIn());
           c.in_value = c.value;
         }
       }
@@ -171,6 +171,12 @@ class Fuser {
     // The fused node's own store rounds and counts the last value.
     if (!c.nodes.empty()) c.program.steps.pop_back();
     c.program.operands = static_cast<int>(c.operands.size());
+  }
+
+  static EwStep CaptureIn() {
+    EwStep s;
+    s.kind = EwStep::Kind::kCaptureIn;
+    return s;
   }
 
   static EwStep Store(const TensorType& t) {
@@ -270,7 +276,7 @@ class Fuser {
     if (!step) return std::nullopt;
     const int x = pn.inputs[start];
     c.in_value = x;
-    c.program.steps.push_back(EwStep{EwStep::Kind::kCaptureIn});
+    c.program.steps.push_back(CaptureIn());
     if (step->kind == EwStep::Kind::kBinary) {
       const int other = pn.inputs[1 - start];
       if (other == x) {
