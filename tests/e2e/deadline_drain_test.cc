@@ -107,7 +107,11 @@ TEST(Deadlines, LargeGemmPastItsDeadlineIsStoppedAndFreesTheDevice) {
   EXPECT_EQ(st.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << st.error_message();
 
   // The server notices the deadline and stops the device work (between tiles)...
-  ASSERT_TRUE(WaitFor([&] { return Stats(*devices).runs_cancelled() >= 1; }));
+  // (The cancelled count moves before the run leaves the in-flight count.)
+  ASSERT_TRUE(WaitFor([&] {
+    const v1::ServerStats s = Stats(*devices);
+    return s.runs_cancelled() >= 1 && s.runs_in_flight() == 0;
+  }));
   // ...so the device is free: nothing queued, nothing in flight, and the next run completes.
   const v1::ServerStats stats = Stats(*devices);
   ASSERT_EQ(stats.devices_size(), 1);
