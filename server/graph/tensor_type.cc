@@ -64,7 +64,7 @@ absl::Status CheckBoolBytes(const TensorType& t, const void* data, const std::st
   for (int64_t i = 0; i < n; ++i) {
     if (bytes[i] > 1) {
       return absl::InvalidArgumentError(absl::StrCat(what, ": BOOL element ", i, " is ", static_cast<int>(bytes[i]),
-                                                     "; BOOL bytes must be 0 or 1"));
+                                                     "; BOOL bytes are 0 or 1"));
     }
   }
   return absl::OkStatus();

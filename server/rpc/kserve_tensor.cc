@@ -29,15 +29,7 @@ absl::StatusOr<graph::HostTensor> ViewRawTensor(const graph::TensorType& type, a
                                                    graph::ShapeToString(type.shape), " is ", type.bytes(), " bytes; ",
                                                    source, " has ", bytes.size()));
   }
-  if (type.dtype == v1::BOOL) {
-    for (size_t i = 0; i < bytes.size(); ++i) {
-      const auto b = static_cast<unsigned char>(bytes[i]);
-      if (b > 1) {
-        return absl::InvalidArgumentError(absl::StrCat(what, ": BOOL element ", i, " of ", source, " is byte ",
-                                                       static_cast<int>(b), "; BOOL bytes are 0 or 1"));
-      }
-    }
-  }
+  if (auto s = graph::CheckBoolBytes(type, bytes.data(), what); !s.ok()) return s;
   if (reinterpret_cast<uintptr_t>(bytes.data()) % kViewAlignment == 0) {
     return graph::HostTensor(type, nullptr, reinterpret_cast<const std::byte*>(bytes.data()));
   }
