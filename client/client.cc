@@ -201,7 +201,88 @@ absl::Status Client::UnregisterGraph(const std::string& graph_id) {
   return Failed(runtime_->UnregisterGraph(&context, request, &response));
 }
 
+absl::StatusOr<npu::v1::RegisterGraphResponse> Client::FindGraph(const std::string& content_sha256) {
+  grpc::ClientContext context;
+  PrepareContext(context);
+  npu::v1::FindGraphRequest request;
+  request.set_content_sha256(content_sha256);
+  npu::v1::RegisterGraphResponse response;
+  grpc::Status status = runtime_->FindGraph(&context, request, &response);
+  if (!status.ok()) return Failed(status);
+  return response;
+}
+
+absl::StatusOr<npu::v1::RegisterGraphResponse> Client::RegisterModel(const ModelFile& model,
+                                                                     const std::string& device) {
+  absl::StatusOr<npu::v1::RegisterGraphResponse> found = FindGraph(model.sha256);
+  if (found.ok() || found.status().code() != absl::StatusCode::kNotFound) return found;
+  if (model.bytes.size() + kMessageOverheadBytes <= static_cast<size_t>(options_.max_send_message_bytes)) {
+    npu::v1::RegisterGraphRequest request;
+    if (model.format == npu::v1::RegisterGraphHeader::ONNX) {
+      request.set_onnx_model(model.bytes);
+    } else if (!request.mutable_graph()->ParseFromString(model.bytes)) {
+      return absl::InvalidArgumentError("the model's bytes are not a serialized npu.v1.Graph");
+    }
+    request.set_device(device);
+    request.set_content_sha256(model.sha256);
+    return RegisterGraph(request);
+  }
+  grpc::ClientContext context;
+  PrepareContext(context);
+  npu::v1::RegisterGraphResponse response;
+  std::unique_ptr<grpc::ClientWriter<npu::v1::RegisterGraphChunk>> writer =
+      runtime_->RegisterGraphStream(&context, &response);
+  for (size_t offset = 0; offset == 0 || offset < model.bytes.size();) {
+    npu::v1::RegisterGraphChunk chunk;
+    if (offset == 0) {
+      npu::v1::RegisterGraphHeader* header = chunk.mutable_header();
+      header->set_format(model.format);
+      header->set_device(device);
+      header->set_total_bytes(model.bytes.size());
+      header->set_content_sha256(model.sha256);
+    }
+    const size_t length = std::min(kUploadChunkBytes, model.bytes.size() - offset);
+    chunk.set_data(model.bytes.data() + offset, length);
+    offset += length;
+    if (!writer->Write(chunk) || length == 0) break;  // a failed write: Finish says why
+  }
+  writer->WritesDone();
+  grpc::Status status = writer->Finish();
+  if (!status.ok()) return Failed(status);
+  return response;
+}
+
 absl::StatusOr<npu::v1::RunResponse> Client::Run(const npu::v1::RunRequest& request) {
+  const size_t limit = static_cast<size_t>(options_.max_send_message_bytes);
+  if (request.ByteSizeLong() <= limit) return RunOnce(request);
+  // Too large for one message: the largest inline inputs go ahead by Upload.
+  npu::v1::RunRequest smaller = request;
+  std::vector<int> order;
+  for (int i = 0; i < smaller.inputs_size(); ++i) {
+    if (smaller.inputs(i).has_tensor()) order.push_back(i);
+  }
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    return smaller.inputs(a).tensor().data().size() > smaller.inputs(b).tensor().data().size();
+  });
+  const std::string device = request.options().device().empty() ? "npu:0" : request.options().device();
+  std::vector<std::string> uploaded;
+  absl::Status status;
+  for (int i : order) {
+    if (smaller.ByteSizeLong() + kMessageOverheadBytes <= limit) break;
+    absl::StatusOr<npu::v1::TensorHandle> handle = Upload(smaller.inputs(i).tensor(), device);
+    if (!handle.ok()) {
+      status = handle.status();
+      break;
+    }
+    uploaded.push_back(handle->handle());
+    smaller.mutable_inputs(i)->set_handle(handle->handle());
+  }
+  absl::StatusOr<npu::v1::RunResponse> response = status.ok() ? RunOnce(smaller) : status;
+  for (const std::string& h : uploaded) Free(h).IgnoreError();  // best effort: the run's result stands
+  return response;
+}
+
+absl::StatusOr<npu::v1::RunResponse> Client::RunOnce(const npu::v1::RunRequest& request) {
   grpc::ClientContext context;
   PrepareContext(context);
   npu::v1::RunResponse response;

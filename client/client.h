@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "client/client_options.h"
+#include "client/model_file.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "npu/v1/device.grpc.pb.h"
 #include "npu/v1/memory.grpc.pb.h"
@@ -54,12 +55,25 @@ class Client {
 
   absl::StatusOr<npu::v1::RegisterGraphResponse> RegisterGraph(
       const npu::v1::RegisterGraphRequest& request);
+  // Registers `model` unless this tenant already has its content (FindGraph by
+  // hash first: a model is sent once). A model too large for one message goes
+  // through RegisterGraphStream in kUploadChunkBytes chunks.
+  absl::StatusOr<npu::v1::RegisterGraphResponse> RegisterModel(const ModelFile& model,
+                                                               const std::string& device = "npu:0");
+  // This tenant's registration of a model with this content hash (NOT_FOUND if none).
+  absl::StatusOr<npu::v1::RegisterGraphResponse> FindGraph(const std::string& content_sha256);
   absl::Status UnregisterGraph(const std::string& graph_id);
+  // A request larger than one message has its largest inline inputs uploaded
+  // first (Upload streams them) and fed by handle; those handles are freed
+  // after the run, whatever its outcome.
   absl::StatusOr<npu::v1::RunResponse> Run(const npu::v1::RunRequest& request);
 
  private:
   Client(std::string target, ClientOptions options, std::shared_ptr<grpc::Channel> channel);
 
+  // Headroom below the send limit for a message's fields besides the payload.
+  static constexpr size_t kMessageOverheadBytes = size_t{64} << 10;
+  absl::StatusOr<npu::v1::RunResponse> RunOnce(const npu::v1::RunRequest& request);
   // Deadline and auth metadata, the same for every call.
   void PrepareContext(grpc::ClientContext& context) const;
   // The call's status as absl::Status, with a hint for TLS mismatches.

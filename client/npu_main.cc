@@ -17,6 +17,7 @@
 #include "client/cli/devices_command.h"
 #include "client/cli/health_command.h"
 #include "client/cli/load_command.h"
+#include "client/cli/memory_commands.h"
 #include "client/cli/migrate_command.h"
 #include "client/cli/run_command.h"
 #include "client/cli/stats_command.h"
@@ -117,10 +118,12 @@ int main(int argc, char** argv) {
   cli::RunCommandArgs run_args;
   CLI::App* run = app.add_subcommand("run", "run a graph on .npy inputs, write .npy outputs");
   run->add_option("graph", run_args.graph_path,
-                  "graph as npu.v1.Graph JSON, or an ONNX model (.onnx, e.g. from torch.onnx.export)")
+                  "an ONNX model (.onnx, e.g. from torch.onnx.export; the server imports it) or npu.v1.Graph "
+                  "JSON; registered once per content, any size")
       ->type_name("GRAPH.json|MODEL.onnx")
       ->required();
-  run->add_option("--input,-i", run_args.inputs, "NAME=FILE.npy, once per graph input")
+  run->add_option("--input,-i", run_args.inputs,
+                  "NAME=FILE.npy or NAME=handle:ID (a tensor on the device), once per graph input")
       ->allow_extra_args(false);
   run->add_option("--output-dir,-o", run_args.output_dir, "directory for NAME.npy outputs")
       ->required();
@@ -133,6 +136,18 @@ int main(int argc, char** argv) {
   run->add_flag("--debug", run_args.debug, "also write every intermediate to DIR/intermediates/");
   run->add_option("--keep", run_args.keep, "output to keep on the device as a handle")
       ->allow_extra_args(false);
+
+  std::string upload_file, upload_device = "npu:0", download_handle, download_file;
+  std::vector<std::string> free_handles;
+  CLI::App* upload = app.add_subcommand("upload", "put a .npy tensor in device memory; prints its handle");
+  upload->add_option("file", upload_file, "the tensor")->type_name("FILE.npy")->required();
+  upload->add_option("--device", upload_device, "npu:N")->capture_default_str();
+  CLI::App* download = app.add_subcommand("download", "write a device tensor (a handle) to a .npy file");
+  download->add_option("handle", download_handle, "from npu upload or npu run --keep")->required();
+  download->add_option("--output,-o", download_file, "where to write it")->type_name("FILE.npy")->required();
+  CLI::App* free_cmd = app.add_subcommand("free", "free device tensors");
+  free_cmd->add_option("handles", free_handles, "handles to free")->required();
+  CLI::App* handles = app.add_subcommand("handles", "list this tenant's device tensors");
 
   cli::LoadCommandArgs load_args;
   std::string load_concurrency = "1";
@@ -214,6 +229,14 @@ int main(int argc, char** argv) {
     absl::StatusOr<bool> serving = cli::RunHealthCommand(**client, std::cout);
     if (!serving.ok()) return cli::ReportError(serving.status(), std::cerr);
     return *serving ? cli::kExitOk : cli::kExitServerError;
+  } else if (*upload) {
+    status = cli::RunUploadCommand(**client, upload_file, upload_device, std::cout);
+  } else if (*download) {
+    status = cli::RunDownloadCommand(**client, download_handle, download_file, std::cout);
+  } else if (*free_cmd) {
+    status = cli::RunFreeCommand(**client, free_handles, std::cout);
+  } else if (*handles) {
+    status = cli::RunHandlesCommand(**client, std::cout);
   } else if (*run) {
     status = cli::RunRunCommand(**client, run_args, std::cout, std::cerr);
   } else if (*load) {

@@ -1,7 +1,8 @@
 #include "onnx/onnx_import.h"
 
-#include <cstring>
 #include <algorithm>
+#include <cstring>
+#include <map>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -9,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "onnx/supported_ops.h"
+#include "server/graph/tensor_type.h"
 
 namespace npu::onnxio {
 namespace {
@@ -31,38 +33,34 @@ absl::StatusOr<v1::DataType> MapType(int32_t onnx_type, const std::string& what)
   }
 }
 
-size_t ElementBytes(v1::DataType t) {
-  switch (t) {
-    case v1::FLOAT16: return 2;
-    case v1::FLOAT32: case v1::INT32: return 4;
-    case v1::INT8: case v1::BOOL: return 1;
-    case v1::INT64: return 8;
-    default: return 0;
-  }
-}
-
-}  // namespace
-
-// Raw bytes from raw_data or from the typed repeated fields (little-endian host).
-absl::StatusOr<v1::Tensor> OnnxTensorToTensor(const TensorProto& t, const std::string& what) {
+// Raw bytes from raw_data (moved out of `raw` when given) or from the typed
+// repeated fields (little-endian host). The dims are checked before anything
+// is allocated: a hostile file cannot make the server allocate without bound.
+absl::StatusOr<v1::Tensor> ConvertTensor(const TensorProto& t, std::string* raw, const std::string& what) {
   if (t.data_location() == TensorProto::EXTERNAL) {
     return absl::InvalidArgumentError(absl::StrCat(what, ": external data is not supported (save the model "
                                                    "with its weights inside)"));
   }
   auto dtype = MapType(t.data_type(), what);
   if (!dtype.ok()) return dtype.status();
+  auto type = graph::ValidateType(*dtype, t.dims(), what);
+  if (!type.ok()) return type.status();
   v1::Tensor out;
   out.set_dtype(*dtype);
-  int64_t n = 1;
-  for (int64_t d : t.dims()) {
-    out.add_shape(d);
-    n *= d;
-  }
-  const size_t bytes = static_cast<size_t>(n) * ElementBytes(*dtype);
+  *out.mutable_shape() = t.dims();
+  const int64_t n = type->elements();
+  const size_t bytes = type->bytes();
   std::string data;
-  if (t.has_raw_data()) {
+  if (raw != nullptr) {
+    data = std::move(*raw);
+  } else if (t.has_raw_data()) {
     data = t.raw_data();
   } else {
+    // Counted before allocating: the values must be there.
+    const int typed = std::max({t.float_data_size(), t.int32_data_size(), t.int64_data_size()});
+    if (typed != n) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": has ", typed, " values for ", n, " elements"));
+    }
     data.resize(bytes);
     char* p = data.data();
     switch (*dtype) {
@@ -86,16 +84,18 @@ absl::StatusOr<v1::Tensor> OnnxTensorToTensor(const TensorProto& t, const std::s
         break;
       default: break;
     }
-    const int typed = std::max({t.float_data_size(), t.int32_data_size(), t.int64_data_size()});
-    if (typed != n) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": has ", typed, " values for ", n, " elements"));
-    }
   }
   if (data.size() != bytes) {
     return absl::InvalidArgumentError(absl::StrCat(what, ": has ", data.size(), " bytes of data for ", bytes));
   }
   out.set_data(std::move(data));
   return out;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::Tensor> OnnxTensorToTensor(const TensorProto& t, const std::string& what) {
+  return ConvertTensor(t, nullptr, what);
 }
 
 namespace {
@@ -129,90 +129,83 @@ std::string NodeName(const ::onnx::NodeProto& n, int i) {
   return n.name().empty() ? absl::StrCat(n.op_type(), "_", i) : n.name();
 }
 
-}  // namespace
 
-absl::StatusOr<v1::Graph> OnnxModelToGraph(const ::onnx::ModelProto& model, const InputShapes& shapes) {
-  const ::onnx::GraphProto& g = model.graph();
-  // Every unsupported op, attribute or domain, reported at once.
-  std::vector<std::string> problems;
+absl::Status CheckSupported(const ::onnx::GraphProto& g) {
+  // Every unsupported op, attribute or domain, reported at once: one entry per
+  // kind of problem, with how many nodes have it and the first few names.
+  std::map<std::string, std::vector<std::string>> problems;
   for (int i = 0; i < g.node_size(); ++i) {
     const auto& n = g.node(i);
-    const std::string label = absl::StrCat("node \"", NodeName(n, i), "\" (", n.op_type(), ")");
+    const std::string node = absl::StrCat("\"", NodeName(n, i), "\"");
     if (!n.domain().empty() && n.domain() != "ai.onnx") {
-      problems.push_back(absl::StrCat(label, ": domain \"", n.domain(), "\" is not supported"));
+      problems[absl::StrCat("domain \"", n.domain(), "\" is not supported")].push_back(node);
       continue;
     }
     auto op = SupportedOps().find(n.op_type());
     if (op == SupportedOps().end()) {
-      problems.push_back(absl::StrCat(label, ": op type \"", n.op_type(), "\" is not supported"));
+      problems[absl::StrCat("op type \"", n.op_type(), "\" is not supported")].push_back(node);
       continue;
     }
     for (const auto& a : n.attribute()) {
       if (!op->second.contains(a.name())) {
-        problems.push_back(absl::StrCat(label, ": attribute \"", a.name(), "\" is not supported"));
+        problems[absl::StrCat(n.op_type(), " attribute \"", a.name(), "\" is not supported")].push_back(node);
       }
     }
   }
-  if (!problems.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("model has ", problems.size(), " unsupported element",
-                                                   problems.size() == 1 ? "" : "s", ": ",
-                                                   absl::StrJoin(problems, "; ")));
+  if (problems.empty()) return absl::OkStatus();
+  std::vector<std::string> lines;
+  for (const auto& [what, nodes] : problems) {
+    std::vector<std::string> first(nodes.begin(), nodes.begin() + std::min<size_t>(nodes.size(), 3));
+    lines.push_back(absl::StrCat(what, " (", nodes.size(), nodes.size() == 1 ? " node: " : " nodes: ",
+                                 absl::StrJoin(first, ", "), nodes.size() > 3 ? ", ..." : "", ")"));
   }
+  return absl::InvalidArgumentError(absl::StrCat("model has ", problems.size(), " unsupported element",
+                                                 problems.size() == 1 ? "" : "s", ": ", absl::StrJoin(lines, "; ")));
+}
 
-  v1::Graph out;
-  out.set_name(g.name());
+// A tensor-typed value's dtype and dims (-1 for dim_param or an unknown dim).
+absl::StatusOr<v1::ValueInfo> ValueInfoOf(const ::onnx::ValueInfoProto& v, const std::string& what) {
+  if (!v.type().has_tensor_type()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " is not a tensor (sequence, map and optional values are not supported)"));
+  }
+  const auto& tt = v.type().tensor_type();
+  auto dtype = MapType(tt.elem_type(), what);
+  if (!dtype.ok()) return dtype.status();
+  v1::ValueInfo info;
+  info.set_name(v.name());
+  info.set_dtype(*dtype);
+  for (const auto& d : tt.shape().dim()) info.add_shape(d.has_dim_value() ? d.dim_value() : -1);
+  return info;
+}
+
+}  // namespace
+
+absl::StatusOr<ImportedModel> ImportOnnxModel(::onnx::ModelProto model) {
+  ::onnx::GraphProto& g = *model.mutable_graph();
+  if (auto s = CheckSupported(g); !s.ok()) return s;
+
+  ImportedModel out;
+  out.graph.set_name(g.name());
   std::set<std::string> initializer_names;
-  for (const auto& init : g.initializer()) {
+  for (auto& init : *g.mutable_initializer()) {
     const std::string what = absl::StrCat("initializer \"", init.name(), "\"");
-    auto t = OnnxTensorToTensor(init, what);
-    if (!t.ok()) return t.status();
-    v1::Initializer* dst = out.add_initializers();
+    v1::Initializer* dst = out.graph.add_initializers();
     dst->set_name(init.name());
-    *dst->mutable_tensor() = std::move(*t);
     initializer_names.insert(init.name());
+    auto t = ConvertTensor(init, init.has_raw_data() ? init.mutable_raw_data() : nullptr, what);
+    if (!t.ok()) return t.status();
+    *dst->mutable_tensor() = *std::move(t);
   }
   for (const auto& in : g.input()) {
     if (initializer_names.contains(in.name())) continue;  // a default value, not fed by the caller
-    const std::string what = absl::StrCat("graph input \"", in.name(), "\"");
-    if (!in.type().has_tensor_type()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(what, " is not a tensor (sequence, map and optional inputs are not supported)"));
-    }
-    const auto& tt = in.type().tensor_type();
-    auto dtype = MapType(tt.elem_type(), what);
-    if (!dtype.ok()) return dtype.status();
-    v1::ValueInfo* vi = out.add_inputs();
-    vi->set_name(in.name());
-    vi->set_dtype(*dtype);
-    auto given = shapes.find(in.name());
-    if (given != shapes.end()) {
-      for (int64_t d : given->second) vi->add_shape(d);
-      continue;
-    }
-    for (const auto& d : tt.shape().dim()) {
-      if (!d.has_dim_value()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            what, " has a dynamic dimension \"", d.dim_param(),
-            "\"; export the model with static shapes (no dynamic_axes) or give the input's shape"));
-      }
-      vi->add_shape(d.dim_value());
-    }
+    auto info = ValueInfoOf(in, absl::StrCat("graph input \"", in.name(), "\""));
+    if (!info.ok()) return info.status();
+    *out.graph.add_inputs() = *std::move(info);
   }
   for (int i = 0; i < g.node_size(); ++i) {
     const auto& n = g.node(i);
-    // A Constant with a tensor value becomes an initializer, so the ops that
-    // need constant inputs at plan time (Reshape's shape, Slice's starts, ...)
-    // see its values, as they would a folded constant.
-    if (n.op_type() == "Constant" && n.output_size() == 1 && n.attribute_size() == 1 &&
-        n.attribute(0).name() == "value" && n.attribute(0).type() == AttributeProto::TENSOR) {
-      auto t = OnnxTensorToTensor(n.attribute(0).t(), absl::StrCat("node \"", NodeName(n, i), "\" (Constant) value"));
-      if (!t.ok()) return t.status();
-      v1::Initializer* init = out.add_initializers();
-      init->set_name(n.output(0));
-      *init->mutable_tensor() = std::move(*t);
-      continue;
-    }
-    v1::Node* node = out.add_nodes();
+    v1::Node* node = out.graph.add_nodes();
     node->set_name(NodeName(n, i));
     node->set_op_type(n.op_type());
     for (const auto& s : n.input()) node->add_inputs(s);
@@ -224,8 +217,25 @@ absl::StatusOr<v1::Graph> OnnxModelToGraph(const ::onnx::ModelProto& model, cons
       (*node->mutable_attributes())[a.name()] = std::move(*v);
     }
   }
-  for (const auto& o : g.output()) out.add_outputs(o.name());
+  for (const auto& o : g.output()) {
+    out.graph.add_outputs(o.name());
+    auto info = ValueInfoOf(o, absl::StrCat("graph output \"", o.name(), "\""));
+    if (info.ok()) {
+      out.outputs.push_back(*std::move(info));
+    } else {
+      out.outputs.emplace_back().set_name(o.name());
+    }
+  }
   return out;
+}
+
+absl::StatusOr<ImportedModel> ImportOnnxBytes(std::string bytes) {
+  ::onnx::ModelProto model;
+  if (!model.ParseFromString(bytes)) {
+    return absl::InvalidArgumentError("the ONNX model is not a valid onnx.ModelProto (protobuf parse failed)");
+  }
+  std::string().swap(bytes);  // the parsed model holds them now
+  return ImportOnnxModel(std::move(model));
 }
 
 absl::StatusOr<::onnx::ModelProto> LoadOnnxFile(const std::string& path) {
@@ -238,15 +248,6 @@ absl::StatusOr<::onnx::ModelProto> LoadOnnxFile(const std::string& path) {
     return absl::InvalidArgumentError(absl::StrCat("\"", path, "\" is not a valid ONNX model (protobuf parse failed)"));
   }
   return model;
-}
-
-absl::StatusOr<v1::Graph> LoadOnnxGraph(const std::string& path, const InputShapes& shapes) {
-  auto model = LoadOnnxFile(path);
-  if (!model.ok()) return model.status();
-  auto graph = OnnxModelToGraph(*model, shapes);
-  if (!graph.ok()) return absl::Status(graph.status().code(), absl::StrCat(path, ": ", graph.status().message()));
-  if (graph->name().empty()) graph->set_name(path);
-  return graph;
 }
 
 }  // namespace npu::onnxio

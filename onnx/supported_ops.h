@@ -1,6 +1,6 @@
 // The ONNX ops (default domain) the server runs and the attributes each
-// accepts. Kept next to the importer so a model is refused on the client,
-// whole, before upload; tests check it against the server's op registry.
+// accepts: the importer refuses a model whole, naming everything else, before
+// anything is planned; a test checks the list against the op registry.
 #pragma once
 
 #include <map>

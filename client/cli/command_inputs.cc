@@ -6,13 +6,15 @@
 #include "absl/strings/str_cat.h"
 #include "client/cli/cli_status.h"
 #include "client/graph_json.h"
-#include "onnx/onnx_import.h"
 
 namespace npu::client::cli {
 
 absl::StatusOr<npu::v1::Graph> LoadGraphFile(const std::string& path) {
-  absl::StatusOr<npu::v1::Graph> graph =
-      absl::EndsWith(path, ".onnx") ? onnxio::LoadOnnxGraph(path) : LoadGraphJson(path);
+  if (absl::EndsWith(path, ".onnx")) {
+    return UsageError(absl::InvalidArgumentError(
+        absl::StrCat(path, ": an ONNX model is registered with the server, which imports it, not sent inline")));
+  }
+  absl::StatusOr<npu::v1::Graph> graph = LoadGraphJson(path);
   if (!graph.ok()) return UsageError(graph.status());
   return graph;
 }

@@ -11,8 +11,8 @@
 
 namespace npu::client::cli {
 
-// A graph from JSON, or from an ONNX model when the path ends in ".onnx".
-// Failures are usage errors (cli_status.h).
+// A graph from JSON (an ONNX model is registered with the server instead:
+// model_file.h). Failures are usage errors (cli_status.h).
 absl::StatusOr<npu::v1::Graph> LoadGraphFile(const std::string& path);
 
 // "NAME=FILE" -> (name, file), in the order given. Splits at the first '=',

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "client/cli/cli_status.h"
 #include "client/cli/command_inputs.h"
+#include "client/model_file.h"
 #include "client/cli/load_report.h"
 #include "client/cli/load_step_runner.h"
 #include "client/host_tensor.h"
@@ -18,6 +19,12 @@ namespace {
 
 absl::StatusOr<npu::v1::Tensor> RandomTensor(const npu::v1::ValueInfo& info, std::mt19937_64& rng) {
   std::vector<int64_t> shape(info.shape().begin(), info.shape().end());
+  for (int64_t d : shape) {
+    if (d == -1) {
+      return UsageError(absl::InvalidArgumentError(absl::StrCat(
+          "graph input \"", info.name(), "\" has a dynamic dim: give its value with --input ", info.name(), "=FILE.npy")));
+    }
+  }
   absl::StatusOr<int64_t> count = ElementCount(shape);
   if (!count.ok()) return count.status();
   if (info.dtype() == npu::v1::FLOAT16 || info.dtype() == npu::v1::FLOAT32) {
@@ -54,8 +61,6 @@ bool SendsGraphInline(const Client& client, const LoadCommandArgs& args) {
 }
 
 absl::StatusOr<npu::v1::RunRequest> PrepareLoadRequest(Client& client, const LoadCommandArgs& args) {
-  absl::StatusOr<npu::v1::Graph> graph = LoadGraphFile(args.graph_path);
-  if (!graph.ok()) return graph.status();
   absl::StatusOr<std::vector<std::pair<std::string, std::string>>> specs = ParseInputSpecs(args.inputs);
   if (!specs.ok()) return specs.status();
   std::map<std::string, npu::v1::Tensor> given;
@@ -68,15 +73,18 @@ absl::StatusOr<npu::v1::RunRequest> PrepareLoadRequest(Client& client, const Loa
   npu::v1::RunRequest request;
   request.mutable_options()->set_device(args.device);
   request.mutable_options()->set_profile(args.server_profile);
-  const google::protobuf::RepeatedPtrField<npu::v1::ValueInfo> graph_inputs = graph->inputs();
+  google::protobuf::RepeatedPtrField<npu::v1::ValueInfo> graph_inputs;
   if (SendsGraphInline(client, args)) {
+    absl::StatusOr<npu::v1::Graph> graph = LoadGraphFile(args.graph_path);
+    if (!graph.ok()) return graph.status();
+    graph_inputs = graph->inputs();
     *request.mutable_graph() = *std::move(graph);
   } else {
-    npu::v1::RegisterGraphRequest reg;
-    *reg.mutable_graph() = *std::move(graph);
-    reg.set_device(args.device);
-    absl::StatusOr<npu::v1::RegisterGraphResponse> registered = client.RegisterGraph(reg);
+    absl::StatusOr<ModelFile> model = ReadModelFile(args.graph_path);
+    if (!model.ok()) return UsageError(model.status());
+    absl::StatusOr<npu::v1::RegisterGraphResponse> registered = client.RegisterModel(*model, args.device);
     if (!registered.ok()) return registered.status();
+    graph_inputs = registered->inputs();
     request.set_graph_id(registered->graph_id());
   }
   std::mt19937_64 rng(args.seed);

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/cli/chrome_trace.h"
@@ -16,6 +17,7 @@
 #include "client/cli/profile_table.h"
 #include "client/device_name.h"
 #include "client/host_tensor.h"
+#include "client/model_file.h"
 #include "client/npy.h"
 
 namespace npu::client::cli {
@@ -84,7 +86,14 @@ std::string SafeFileName(const std::string& value_name) {
   return name;
 }
 
+absl::StatusOr<ModelFile> ReadModelArg(const RunCommandArgs& args) {
+  absl::StatusOr<ModelFile> model = ReadModelFile(args.graph_path);
+  if (!model.ok()) return UsageError(model.status());
+  return model;
+}
+
 absl::StatusOr<npu::v1::RunRequest> PrepareRunRequest(const RunCommandArgs& args,
+                                                      const npu::v1::RegisterGraphResponse& model,
                                                       std::ostream& notices) {
   absl::StatusOr<std::string> device = NormalizeDevice(args.device);
   if (!device.ok()) return UsageError(device.status());
@@ -93,16 +102,13 @@ absl::StatusOr<npu::v1::RunRequest> PrepareRunRequest(const RunCommandArgs& args
             << " (npuserve simulates Ascend NPUs)\n";
   }
 
-  absl::StatusOr<npu::v1::Graph> graph = LoadGraphFile(args.graph_path);
-  if (!graph.ok()) return graph.status();
-
   absl::StatusOr<std::vector<std::pair<std::string, std::string>>> specs =
       ParseInputSpecs(args.inputs);
   if (!specs.ok()) return specs.status();
 
   std::map<std::string, const npu::v1::ValueInfo*> graph_inputs;
   std::vector<std::string> input_names;
-  for (const npu::v1::ValueInfo& input : graph->inputs()) {
+  for (const npu::v1::ValueInfo& input : model.inputs()) {
     graph_inputs[input.name()] = &input;
     input_names.push_back(input.name());
   }
@@ -111,27 +117,34 @@ absl::StatusOr<npu::v1::RunRequest> PrepareRunRequest(const RunCommandArgs& args
   std::set<std::string> given;
   for (const auto& [name, file] : *specs) {
     if (graph_inputs.count(name) == 0) {
-      return Usage(absl::StrCat("--input \"", name, "\": graph \"", graph->name(),
-                                "\" has no input of that name (", known, ")"));
+      return Usage(absl::StrCat("--input \"", name, "\": ", args.graph_path,
+                                " has no input of that name (", known, ")"));
     }
     given.insert(name);
   }
   for (const std::string& name : input_names) {
     if (given.count(name) == 0) {
       return Usage(absl::StrCat("graph input \"", name, "\" has no value; add --input ", name,
-                                "=FILE.npy"));
+                                "=FILE.npy (or =handle:ID)"));
     }
   }
-  std::set<std::string> outputs(graph->outputs().begin(), graph->outputs().end());
+  std::set<std::string> outputs;
+  for (const npu::v1::ValueInfo& output : model.outputs()) outputs.insert(output.name());
   for (const std::string& name : args.keep) {
     if (outputs.count(name) == 0) {
-      return Usage(absl::StrCat("--keep \"", name, "\": graph \"", graph->name(),
-                                "\" has no output of that name"));
+      return Usage(absl::StrCat("--keep \"", name, "\": ", args.graph_path, " has no output of that name"));
     }
   }
 
   npu::v1::RunRequest request;
+  request.set_graph_id(model.graph_id());
   for (const auto& [name, file] : *specs) {
+    npu::v1::RunInput* input = request.add_inputs();
+    input->set_name(name);
+    if (absl::StartsWith(file, kHandlePrefix)) {  // already on the device (npu upload, --keep)
+      input->set_handle(file.substr(kHandlePrefix.size()));
+      continue;
+    }
     absl::StatusOr<npu::v1::Tensor> tensor = ReadNpy(file);
     if (!tensor.ok()) return UsageError(tensor.status());
     const npu::v1::DataType expected = graph_inputs[name]->dtype();
@@ -140,11 +153,8 @@ absl::StatusOr<npu::v1::RunRequest> PrepareRunRequest(const RunCommandArgs& args
                                 ", ", file, " holds ", DataTypeName(tensor->dtype()),
                                 " (convert with a.astype(np.", DataTypeName(expected), "))"));
     }
-    npu::v1::RunInput* input = request.add_inputs();
-    input->set_name(name);
     *input->mutable_tensor() = *std::move(tensor);
   }
-  *request.mutable_graph() = *std::move(graph);
   npu::v1::RunOptions* options = request.mutable_options();
   options->set_device(*device);
   // Always: the profile carries each node's overflow count, which the run warns about.
@@ -211,7 +221,15 @@ absl::Status WriteRunResults(const npu::v1::RunResponse& response, const RunComm
 absl::Status RunRunCommand(Client& client, const RunCommandArgs& args, std::ostream& out,
                            std::ostream& notices) {
   if (args.output_dir.empty()) return Usage("--output-dir is required");
-  absl::StatusOr<npu::v1::RunRequest> request = PrepareRunRequest(args, notices);
+  absl::StatusOr<ModelFile> model = ReadModelArg(args);
+  if (!model.ok()) return model.status();
+  absl::StatusOr<std::string> device = NormalizeDevice(args.device);
+  if (!device.ok()) return UsageError(device.status());
+  // Registered once per content: a second `npu run` of the same file sends
+  // only its hash; a model above the message limit is streamed.
+  absl::StatusOr<npu::v1::RegisterGraphResponse> registered = client.RegisterModel(*model, *device);
+  if (!registered.ok()) return registered.status();
+  absl::StatusOr<npu::v1::RunRequest> request = PrepareRunRequest(args, *registered, notices);
   if (!request.ok()) return request.status();
   // Before the run, so a long run's results are not lost to a bad directory.
   if (absl::Status status = EnsureDirectory(args.output_dir); !status.ok()) {

@@ -1,8 +1,9 @@
-// `npu run GRAPH.json --input NAME=FILE.npy ... --output-dir DIR`.
+// `npu run MODEL.onnx|GRAPH.json --input NAME=FILE.npy|handle:ID ... --output-dir DIR`.
 //
-// Split in three so tests can drive each part without a server:
-// PrepareRunRequest (local checks, usage errors), the Run call, and
-// WriteRunResults (files and the summary).
+// The model is registered on the server (which imports ONNX) once per content
+// hash, then run by id. Split so tests can drive each part without a server:
+// PrepareRunRequest (checks against the registration, usage errors), the Run
+// call, and WriteRunResults (files and the summary).
 #pragma once
 
 #include <ostream>
@@ -11,13 +12,15 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "client/client.h"
+#include "client/model_file.h"
 
 namespace npu::client::cli {
 
 struct RunCommandArgs {
   std::string graph_path;
-  std::vector<std::string> inputs;  // "NAME=FILE.npy"
+  std::vector<std::string> inputs;  // "NAME=FILE.npy" or "NAME=handle:ID"
   std::string output_dir;
   std::string device = "npu:0";
   bool profile = false;             // print the op summary table (the run is profiled anyway: overflow warnings)
@@ -27,11 +30,18 @@ struct RunCommandArgs {
   std::vector<std::string> keep;  // outputs to keep on the device as handles
 };
 
-// Loads the graph and inputs and checks them against each other: unknown or
-// duplicate input names, graph inputs without a file, dtype mismatches and
+// The model file named on the command line (a usage error when unreadable).
+absl::StatusOr<ModelFile> ReadModelArg(const RunCommandArgs& args);
+
+// "handle:ID" as an --input value: a tensor already on the device.
+inline constexpr absl::string_view kHandlePrefix = "handle:";
+
+// Reads the inputs and checks them against the registered model: unknown or
+// duplicate input names, graph inputs without a value, dtype mismatches and
 // --keep names that are no output are usage errors. Notices (cuda mapping)
 // go to `notices`.
 absl::StatusOr<npu::v1::RunRequest> PrepareRunRequest(const RunCommandArgs& args,
+                                                      const npu::v1::RegisterGraphResponse& model,
                                                       std::ostream& notices);
 
 // A value name as a safe file name: '/', ':' and other odd characters become '_'.

@@ -103,6 +103,9 @@ struct OpDef {
   // >= 0: output 0 is a view of this input's bytes (Reshape, Identity, ...);
   // the run sets it and the planner keeps the input's buffer alive for it.
   int output_aliases_input = -1;
+  // The op reads only its inputs' types, never their values (Shape): import-time
+  // constant folding (passes/constant_folding.h) runs it once those are known.
+  bool reads_types_only = false;
   std::function<absl::StatusOr<std::vector<TensorType>>(InferContext&)> infer;
   std::function<absl::Status(RunContext&)> run;
 

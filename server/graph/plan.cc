@@ -2,24 +2,28 @@
 
 #include <deque>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "server/graph/bounded_text.h"
 #include "server/graph/fusion.h"
-#include "server/graph/guarded_call.h"
 #include "server/graph/node_error.h"
+#include "server/graph/node_infer.h"
+#include "server/graph/passes/prepare_graph.h"
 #include "server/graph/shape_math.h"
+#include "server/graph/topo_order.h"
 
 namespace npu::graph {
 namespace {
 
 class PlanBuilder {
  public:
-  PlanBuilder(std::shared_ptr<const v1::Graph> graph, const device::DevicePreset& preset, const PlanLimits& limits,
-              const PlanOptions& options)
-      : graph_(graph), limits_(limits), options_(options) {
+  PlanBuilder(std::shared_ptr<const v1::Graph> graph, std::shared_ptr<const v1::Graph> weights,
+              const device::DevicePreset& preset, const PlanLimits& limits, const PlanOptions& options)
+      : graph_(graph), weights_(weights), limits_(limits), options_(options) {
     plan_->graph = std::move(graph);
+    plan_->weights = std::move(weights);
     plan_->preset = preset;
   }
 
@@ -92,7 +96,19 @@ class PlanBuilder {
   }
 
   absl::Status AddInitializers() {
-    for (const auto& init : graph_->initializers()) {
+    if (auto s = AddInitializersOf(graph_); !s.ok()) return s;
+    return weights_ == nullptr ? absl::OkStatus() : AddInitializersOf(weights_);
+  }
+
+  // `source`'s initializers as constants, viewed in place (kept alive by the
+  // plan); of the weights, only those the graph reads.
+  absl::Status AddInitializersOf(const std::shared_ptr<const v1::Graph>& source) {
+    std::unordered_set<std::string> read;
+    if (source != graph_) {
+      read.insert(graph_->outputs().begin(), graph_->outputs().end());
+      for (const auto& n : graph_->nodes()) read.insert(n.inputs().begin(), n.inputs().end());
+    }
+    for (const auto& init : source->initializers()) {
       const std::string what = absl::StrCat("initializer ", Quoted(init.name()));
       auto type = ValidateType(init.tensor().dtype(), init.tensor().shape(), what);
       if (!type.ok()) return type.status();
@@ -101,12 +117,13 @@ class PlanBuilder {
                                                        " bytes of data, got ", init.tensor().data().size()));
       }
       if (auto s = CheckBoolBytes(*type, init.tensor().data().data(), what); !s.ok()) return s;
+      if (source != graph_ && !read.contains(init.name())) continue;  // checked, not needed
       auto id = DefineValue(init.name(), "initializer");
       if (!id.ok()) return id.status();
       PlanValue& v = plan_->values[*id];
       v.type = *type;
       v.is_constant = true;
-      v.constant = HostTensor(*type, graph_, reinterpret_cast<const std::byte*>(init.tensor().data().data()));
+      v.constant = HostTensor(*type, source, reinterpret_cast<const std::byte*>(init.tensor().data().data()));
     }
     return absl::OkStatus();
   }
@@ -120,15 +137,7 @@ class PlanBuilder {
       }
       const OpDef* op = OpRegistry::Global().Find(node->op_type());
       if (op == nullptr) return NodeError(*node, "unknown op type ", Quoted(node->op_type()));
-      if (node->inputs_size() < op->min_inputs || node->inputs_size() > op->max_inputs) {
-        return NodeError(*node, "takes ", op->min_inputs == op->max_inputs ? "" : "from ", op->min_inputs,
-                         op->min_inputs == op->max_inputs ? "" : absl::StrCat(" to ", op->max_inputs),
-                         " inputs, got ", node->inputs_size());
-      }
-      if (node->outputs_size() < 1 || node->outputs_size() > op->num_outputs) {
-        return NodeError(*node, "defines ", node->outputs_size(), " outputs; ", op->name, " has ",
-                         op->num_outputs);
-      }
+      if (auto s = CheckArity(*node, *op); !s.ok()) return s;
       PlanNode pn;
       pn.node = node;
       pn.op = op;
@@ -157,10 +166,8 @@ class PlanBuilder {
   }
 
   absl::Status SortAndInfer() {
-    // Kahn's algorithm over node -> node edges, stable in graph order.
     const int n = static_cast<int>(nodes_.size());
-    std::vector<int> pending(n, 0);
-    std::vector<std::vector<int>> consumers(n);
+    std::vector<std::vector<int>> producers(n);
     for (int i = 0; i < n; ++i) {
       for (int v : nodes_[i].inputs) {
         if (v < 0) continue;
@@ -169,31 +176,19 @@ class PlanBuilder {
         if (p == i) {
           return NodeError(*nodes_[i].node, "input ", Quoted(plan_->values[v].name), " is its own output (self-loop)");
         }
-        ++pending[i];
-        consumers[p].push_back(i);
+        producers[i].push_back(p);
       }
     }
-    std::deque<int> ready;
-    for (int i = 0; i < n; ++i) {
-      if (pending[i] == 0) ready.push_back(i);
-    }
-    std::vector<int> order;
-    while (!ready.empty()) {
-      const int i = ready.front();
-      ready.pop_front();
-      order.push_back(i);
-      for (int c : consumers[i]) {
-        if (--pending[c] == 0) ready.push_back(c);
-      }
-    }
-    if (static_cast<int>(order.size()) != n) {
+    const TopoOrder sorted = TopologicalOrder(producers);
+    if (!sorted.complete()) {
       std::vector<std::string> stuck;
       for (int i = 0; i < n && stuck.size() < 8; ++i) {
-        if (pending[i] > 0) stuck.push_back(Quoted(nodes_[i].node->name()));
+        if (sorted.pending[i] > 0) stuck.push_back(Quoted(nodes_[i].node->name()));
       }
       return absl::InvalidArgumentError(
           absl::StrCat("graph has a cycle through nodes ", absl::StrJoin(stuck, ", ")));
     }
+    const std::vector<int>& order = sorted.order;
     std::vector<int> position(n);
     for (int k = 0; k < n; ++k) position[order[k]] = k;
     for (int k = 0; k < n; ++k) {
@@ -215,49 +210,25 @@ class PlanBuilder {
   // Infers and prepares `pn`. With `epilogue` (the fusion pass), prepares a
   // fused node again: its output types are the op's, which must not change.
   absl::Status Infer(PlanNode& pn, const FusedEpilogue* epilogue = nullptr) {
-    InferContext ctx{*pn.node, {}, {}, NodeAttributes(*pn.node), &plan_->preset, limits_.max_tensor_bytes, nullptr};
-    ctx.epilogue = epilogue;
+    std::vector<const TensorType*> types;
+    std::vector<const HostTensor*> constants;
     for (int v : pn.inputs) {
-      ctx.inputs.push_back(v < 0 ? nullptr : &plan_->values[v].type);
-      ctx.constants.push_back(v >= 0 && plan_->values[v].is_constant ? &plan_->values[v].constant : nullptr);
+      types.push_back(v < 0 ? nullptr : &plan_->values[v].type);
+      constants.push_back(v >= 0 && plan_->values[v].is_constant ? &plan_->values[v].constant : nullptr);
     }
-    for (int j = 0; j < static_cast<int>(ctx.inputs.size()); ++j) {
-      if (ctx.inputs[j] == nullptr && (j < pn.op->min_inputs || pn.op->variadic)) {
-        return NodeError(*pn.node, "required input ", j, " is empty");
-      }
-    }
-    if (auto s = ctx.attrs.CheckSchema(pn.op->attributes); !s.ok()) return s;
-    absl::StatusOr<std::vector<TensorType>> types = absl::InternalError("not inferred");
-    if (auto s = GuardedCall(*pn.node, "planning", [&] {
-          types = pn.op->infer(ctx);
-          return types.status();
-        });
-        !s.ok()) {
-      return s;
-    }
-    if (types->size() < pn.outputs.size()) {
-      return absl::InternalError(absl::StrCat(NodeLabel(*pn.node), ": inference gave ", types->size(),
-                                              " output types for ", pn.outputs.size(), " outputs"));
-    }
-    pn.state = std::move(ctx.state);
+    auto inferred = InferNode(*pn.node, *pn.op, std::move(types), std::move(constants), plan_->preset,
+                              limits_.max_tensor_bytes, epilogue);
+    if (!inferred.ok()) return inferred.status();
+    pn.state = std::move(inferred->state);
     if (epilogue != nullptr) {
       for (size_t j = 0; j < pn.outputs.size(); ++j) {
-        if (!((*types)[j] == plan_->values[pn.outputs[j]].type)) {
+        if (!(inferred->outputs[j] == plan_->values[pn.outputs[j]].type)) {
           return absl::InternalError(absl::StrCat(NodeLabel(*pn.node), ": its fused output type changed"));
         }
       }
       return absl::OkStatus();
     }
-    for (size_t j = 0; j < pn.outputs.size(); ++j) {
-      const TensorType& t = (*types)[j];
-      const std::string what = absl::StrCat(NodeLabel(*pn.node), " output ", Quoted(plan_->values[pn.outputs[j]].name));
-      if (t.shape.size() > kMaxRank) {
-        return absl::InvalidArgumentError(absl::StrCat(what, ": rank ", t.shape.size(), " exceeds the maximum of ",
-                                                       kMaxRank));
-      }
-      if (auto s = CheckBytes(t, what); !s.ok()) return s;
-      plan_->values[pn.outputs[j]].type = t;
-    }
+    for (size_t j = 0; j < pn.outputs.size(); ++j) plan_->values[pn.outputs[j]].type = inferred->outputs[j];
     return absl::OkStatus();
   }
 
@@ -275,6 +246,14 @@ class PlanBuilder {
       plan_->outputs.push_back(it->second);
     }
     return absl::OkStatus();
+  }
+
+  void ComputeLastUses() {
+    for (int k = 0; k < static_cast<int>(plan_->nodes.size()); ++k) {
+      for (int v : plan_->nodes[k].inputs) {
+        if (v >= 0) plan_->values[v].last_use = k;
+      }
+    }
   }
 
   // Drops the nodes no run executes (folded constants) and the values no node
@@ -319,15 +298,8 @@ class PlanBuilder {
     }
   }
 
-  void ComputeLastUses() {
-    for (int k = 0; k < static_cast<int>(plan_->nodes.size()); ++k) {
-      for (int v : plan_->nodes[k].inputs) {
-        if (v >= 0) plan_->values[v].last_use = k;
-      }
-    }
-  }
-
   std::shared_ptr<const v1::Graph> graph_;
+  std::shared_ptr<const v1::Graph> weights_;  // more initializers; may be null
   const PlanLimits& limits_;
   const PlanOptions& options_;
   std::unique_ptr<Plan> plan_ = std::make_unique<Plan>();
@@ -339,21 +311,19 @@ class PlanBuilder {
 
 absl::StatusOr<std::shared_ptr<const Plan>> BuildPlan(std::shared_ptr<const v1::Graph> graph,
                                                       const device::DevicePreset& preset, const PlanLimits& limits,
-                                                      const PlanOptions& options) {
+                                                      const PlanOptions& options,
+                                                      std::shared_ptr<const v1::Graph> weights) {
   if (graph == nullptr) return absl::InvalidArgumentError("no graph given");
   // Error messages and profiles name nodes: unnamed ones get "<op>_<index>",
   // in a copy (clients and the ONNX import name their nodes; this is rare).
   for (const v1::Node& node : graph->nodes()) {
     if (!node.name().empty()) continue;
     auto named = std::make_shared<v1::Graph>(*graph);
-    for (int i = 0; i < named->nodes_size(); ++i) {
-      v1::Node* n = named->mutable_nodes(i);
-      if (n->name().empty()) n->set_name(absl::StrCat(n->op_type(), "_", i));
-    }
+    NameUnnamedNodes(*named);
     graph = std::move(named);
     break;
   }
-  return PlanBuilder(std::move(graph), preset, limits, options).Build();
+  return PlanBuilder(std::move(graph), std::move(weights), preset, limits, options).Build();
 }
 
 }  // namespace npu::graph

@@ -45,6 +45,9 @@ struct Plan {
   // Node protos and initializer bytes: owned, or a view of a request that
   // outlives the plan (an inline Run's graph is planned for that run only).
   std::shared_ptr<const v1::Graph> graph;
+  // Initializers read in place besides graph's own: the registered model's
+  // weights, shared by every plan prepared from it (passes/prepare_graph.h).
+  std::shared_ptr<const v1::Graph> weights;
   device::DevicePreset preset;             // the device kind the plan (tiling, prepared state) is for
   std::vector<PlanValue> values;
   std::vector<PlanNode> nodes;             // topological order
@@ -72,8 +75,11 @@ struct PlanOptions {
 // chains. Errors are INVALID_ARGUMENT naming the node, input or value at
 // fault. The plan keeps `graph` alive (pass an aliasing shared_ptr with no
 // owner to plan a graph that outlives the plan without copying it).
+// `weights`, when given, holds more initializers (its nodes are ignored),
+// viewed in place and kept alive the same way.
 absl::StatusOr<std::shared_ptr<const Plan>> BuildPlan(std::shared_ptr<const v1::Graph> graph,
                                                       const device::DevicePreset& preset,
-                                                      const PlanLimits& limits = {}, const PlanOptions& options = {});
+                                                      const PlanLimits& limits = {}, const PlanOptions& options = {},
+                                                      std::shared_ptr<const v1::Graph> weights = nullptr);
 
 }  // namespace npu::graph

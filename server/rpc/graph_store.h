@@ -1,6 +1,7 @@
-// Registered graphs by id, per tenant. A registered graph keeps its graph and
-// one plan per device preset it runs on (a plan's tiling and prepared state
-// are for one kind of device), built once, on registration or first use.
+// Registered graphs by id, per tenant (registered_graph.h: a graph and its
+// plans). A registration may carry the SHA-256 of the model's bytes: the same
+// tenant registering the same content again gets the same id back, and
+// FindByHash lets a client skip sending a model the server already has.
 #pragma once
 
 #include <memory>
@@ -11,41 +12,32 @@
 
 #include "absl/status/statusor.h"
 #include "base/mutex.h"
-#include "server/device/device_preset.h"
-#include "server/graph/plan.h"
+#include "server/rpc/registered_graph.h"
 
 namespace npu::rpc {
 
-class RegisteredGraph {
- public:
-  explicit RegisteredGraph(std::shared_ptr<const graph::Plan> first) : graph_(first->graph), plans_{std::move(first)} {}
-  // The graph every plan is built from (its name, declared inputs and outputs).
-  const v1::Graph& graph() const { return *graph_; }
-  // The plan for `preset`: the one built at registration, or built now from
-  // the same graph (and kept). Without options.fuse (debug runs), a plan in
-  // which nothing is fused: the registered one when it fused nothing.
-  absl::StatusOr<std::shared_ptr<const graph::Plan>> PlanFor(const device::DevicePreset& preset,
-                                                             const graph::PlanLimits& limits,
-                                                             const graph::PlanOptions& options = {});
-
- private:
-  const std::shared_ptr<const v1::Graph> graph_;
-  Mutex mu_;
-  // One per preset and fusion choice; [0] first.
-  std::vector<std::shared_ptr<const graph::Plan>> plans_ ABSL_GUARDED_BY(mu_);
-};
-
 class GraphStore {
  public:
-  std::string Add(const std::string& tenant, std::shared_ptr<const graph::Plan> plan);
+  // Stores `graph` under a new id, or returns the id `tenant` already has for
+  // `content_sha256` (then `graph` is dropped). Empty hash: always a new id.
+  std::string Add(const std::string& tenant, std::shared_ptr<RegisteredGraph> graph,
+                  const std::string& content_sha256 = "");
   absl::StatusOr<std::shared_ptr<RegisteredGraph>> Get(const std::string& tenant, const std::string& id);
+  // NOT_FOUND when `tenant` has registered no model with this hash.
+  absl::StatusOr<std::pair<std::string, std::shared_ptr<RegisteredGraph>>> FindByHash(
+      const std::string& tenant, const std::string& content_sha256);
   absl::Status Remove(const std::string& tenant, const std::string& id);
   // The tenant's graphs, by id, in id order.
   std::vector<std::pair<std::string, std::shared_ptr<RegisteredGraph>>> List(const std::string& tenant);
 
  private:
+  struct Entry {
+    std::shared_ptr<RegisteredGraph> graph;
+    std::string hash;
+  };
   Mutex mu_;
-  std::unordered_map<std::string, std::shared_ptr<RegisteredGraph>> graphs_ ABSL_GUARDED_BY(mu_);  // tenant '\0' id
+  std::unordered_map<std::string, Entry> graphs_ ABSL_GUARDED_BY(mu_);       // tenant '\0' id
+  std::unordered_map<std::string, std::string> by_hash_ ABSL_GUARDED_BY(mu_);  // tenant '\0' hash -> id
 };
 
 }  // namespace npu::rpc

@@ -12,8 +12,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "onnx/onnx_import.h"
 #include "server/graph/bounded_text.h"
+#include "server/rpc/model_registration.h"
+#include "server/rpc/server_state.h"
 
 namespace npu::rpc {
 namespace {
@@ -36,18 +37,33 @@ bool IsFile(const fs::path& p) {
   return fs::is_regular_file(p, ec);
 }
 
-absl::StatusOr<v1::Graph> ReadGraphJson(const fs::path& file) {
+absl::StatusOr<std::string> ReadBytes(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", file.string()));
   std::ostringstream text;
   text << in.rdbuf();
-  v1::Graph graph;
-  auto s = google::protobuf::util::JsonStringToMessage(text.str(), &graph);
+  return std::move(text).str();
+}
+
+absl::StatusOr<LoadedModel> ReadGraphJson(const fs::path& file) {
+  auto text = ReadBytes(file);
+  if (!text.ok()) return text.status();
+  auto graph = std::make_shared<v1::Graph>();
+  auto s = google::protobuf::util::JsonStringToMessage(*text, graph.get());
   if (!s.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(file.string(), " is not an npu.v1.Graph in JSON: ", std::string(s.message())));
   }
-  return graph;
+  return LoadedModel{std::move(graph), {}};
+}
+
+// The server's own ONNX import, as RegisterGraph runs it.
+absl::StatusOr<LoadedModel> ReadOnnx(const fs::path& file) {
+  auto bytes = ReadBytes(file);
+  if (!bytes.ok()) return bytes.status();
+  auto model = ParseModel(v1::RegisterGraphHeader::ONNX, *std::move(bytes));
+  if (!model.ok()) return absl::Status(model.status().code(), absl::StrCat(file.string(), ": ", model.status().message()));
+  return model;
 }
 
 // The version in `folder`: its one model file, read and planned.
@@ -62,17 +78,19 @@ ModelRepository::Version LoadVersion(const std::string& version, const fs::path&
   }
   v.platform = onnx ? kOnnxPlatform : kGraphPlatform;
   const fs::path file = folder / (onnx ? kOnnxFile : kGraphFile);
-  absl::StatusOr<v1::Graph> graph = onnx ? onnxio::LoadOnnxGraph(file.string()) : ReadGraphJson(file);
+  absl::StatusOr<LoadedModel> model = onnx ? ReadOnnx(file) : ReadGraphJson(file);
+  if (!model.ok()) {
+    v.reason = std::string(model.status().message());
+    return v;
+  }
+  // Imported and planned as a RegisterGraph of the same bytes would be.
+  auto graph = RegisteredGraph::Create(std::move(model->graph), std::move(model->declared_outputs), preset, limits,
+                                       ServerLimits{}.max_plans_per_graph);
   if (!graph.ok()) {
-    v.reason = std::string(graph.status().message());
+    v.reason = absl::StrCat(file.string(), ": ", graph.status().message());
     return v;
   }
-  auto plan = graph::BuildPlan(std::make_shared<const v1::Graph>(*std::move(graph)), preset, limits);
-  if (!plan.ok()) {
-    v.reason = absl::StrCat(file.string(), ": ", plan.status().message());
-    return v;
-  }
-  v.graph = std::make_shared<RegisteredGraph>(*std::move(plan));
+  v.graph = *std::move(graph);
   return v;
 }
 

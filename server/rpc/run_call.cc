@@ -5,6 +5,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "server/graph/passes/prepare_graph.h"
+#include "server/graph/passes/shape_binding.h"
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/tensor_codec.h"
 
@@ -67,19 +69,37 @@ absl::Status RunCall::Submit() {
   device_ = *device;
   // Debug runs return every node's output, so they run a plan without fusion.
   const graph::PlanOptions plan_options{.fuse = !req_.options().debug()};
+  // A graph with dynamic dims is planned for the shapes its inputs bring, so
+  // they are resolved first; a static one is planned (validated) first.
+  absl::StatusOr<std::vector<graph::HostTensor>> inputs;
   switch (req_.graph_source_case()) {
     case v1::RunRequest::kGraphId: {
       auto entry = state_.graphs.Get(tenant_, req_.graph_id());
       if (!entry.ok()) return entry.status();
-      auto plan = (*entry)->PlanFor(device_->preset(), state_.plan_limits(), plan_options);
+      inputs = ResolveInputs((*entry)->inputs(), req_, tenant_, *device_, state_.tensors);
+      if (!inputs.ok()) return inputs.status();
+      auto plan = (*entry)->PlanFor(device_->preset(), TypesOf(*inputs), state_.plan_limits(), plan_options);
       if (!plan.ok()) return plan.status();
       plan_ = *std::move(plan);
       break;
     }
     case v1::RunRequest::kGraph: {
-      // The request outlives this run's plan: plan a view of it, weights uncopied.
-      auto plan = graph::BuildPlan(std::shared_ptr<const v1::Graph>(std::shared_ptr<void>(), &req_.graph()),
-                                   device_->preset(), state_.plan_limits(), plan_options);
+      const v1::Graph& graph = req_.graph();
+      // The request outlives this run's plan: its weights are read in place.
+      std::shared_ptr<const v1::Graph> view(std::shared_ptr<void>(), &graph);
+      if (!graph::HasDynamicInputs(graph)) {
+        auto plan = graph::PreparePlan(view, nullptr, device_->preset(), state_.plan_limits(), plan_options);
+        if (!plan.ok()) return plan.status();
+        plan_ = *std::move(plan);
+        auto binding = BindRun(*plan_, req_, tenant_, *device_, state_.tensors);
+        if (!binding.ok()) return binding.status();
+        binding_ = *std::move(binding);
+        return Start();
+      }
+      inputs = ResolveInputs({graph.inputs().begin(), graph.inputs().end()}, req_, tenant_, *device_, state_.tensors);
+      if (!inputs.ok()) return inputs.status();
+      const std::vector<graph::TensorType> types = TypesOf(*inputs);
+      auto plan = graph::PreparePlan(view, &types, device_->preset(), state_.plan_limits(), plan_options);
       if (!plan.ok()) return plan.status();
       plan_ = *std::move(plan);
       break;
@@ -87,10 +107,13 @@ absl::Status RunCall::Submit() {
     default:
       return absl::InvalidArgumentError("the run request names no graph (set graph_id or graph)");
   }
-  auto binding = BindRun(*plan_, req_, tenant_, *device_, state_.tensors);
+  auto binding = BindInputs(*plan_, *std::move(inputs), req_);
   if (!binding.ok()) return binding.status();
   binding_ = *std::move(binding);
+  return Start();
+}
 
+absl::Status RunCall::Start() {
   graph::ExecOptions options{req_.options().profile(), req_.options().debug(), device_->id()};
   graph::RunPlanAsync(plan_, std::move(binding_.inputs), std::move(options), *device_, cancel_,
                       [this](absl::StatusOr<graph::ExecResult> result) { Complete(Respond(std::move(result))); });

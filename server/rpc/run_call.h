@@ -41,6 +41,7 @@ class RunCall {
   void MaybeDelete();
 
   absl::Status Submit();
+  absl::Status Start();  // hands the bound run to the runner
   absl::Status Respond(absl::StatusOr<graph::ExecResult> result);
   // Logs, counts, and sends the status.
   void Complete(absl::Status status);

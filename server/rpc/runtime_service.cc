@@ -1,22 +1,11 @@
 #include "server/rpc/runtime_service.h"
 
+#include "base/deterministic_bytes.h"
 #include "server/rpc/grpc_status.h"
+#include "server/rpc/model_registration.h"
 #include "server/rpc/request_log.h"
 
 namespace npu::rpc {
-namespace {
-
-void DescribeValues(const graph::Plan& plan, const std::vector<int>& ids,
-                    google::protobuf::RepeatedPtrField<v1::ValueInfo>* out) {
-  for (int v : ids) {
-    v1::ValueInfo* info = out->Add();
-    info->set_name(plan.values[v].name);
-    info->set_dtype(plan.values[v].type.dtype);
-    for (int64_t d : plan.values[v].type.shape) info->add_shape(d);
-  }
-}
-
-}  // namespace
 
 grpc::Status RuntimeServiceImpl::RegisterGraph(grpc::ServerContext* ctx, const v1::RegisterGraphRequest* req,
                                                v1::RegisterGraphResponse* resp) {
@@ -25,15 +14,80 @@ grpc::Status RuntimeServiceImpl::RegisterGraph(grpc::ServerContext* ctx, const v
   if (!tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
   log.set_tenant(*tenant);
   if (auto s = state_.CheckAdmitting(); !s.ok()) return ToGrpcStatus(log.Finish(s));
-  auto device = state_.devices.Find(req->device());
-  if (!device.ok()) return ToGrpcStatus(log.Finish(device.status()));
-  // The one copy of the graph a registration keeps (the request goes when the call ends).
-  auto plan = graph::BuildPlan(std::make_shared<const v1::Graph>(req->graph()), (*device)->preset(),
-                               state_.plan_limits());
-  if (!plan.ok()) return ToGrpcStatus(log.Finish(plan.status()));
-  resp->set_graph_id(state_.graphs.Add(*tenant, *plan));
-  DescribeValues(**plan, (*plan)->inputs, resp->mutable_inputs());
-  DescribeValues(**plan, (*plan)->outputs, resp->mutable_outputs());
+  std::string bytes;
+  v1::RegisterGraphHeader::Format format = v1::RegisterGraphHeader::NPU_GRAPH;
+  switch (req->model_case()) {
+    case v1::RegisterGraphRequest::kGraph:
+      // Hashed as its deterministic serialization, which clients can compute too.
+      bytes = DeterministicBytes(req->graph());
+      break;
+    case v1::RegisterGraphRequest::kOnnxModel:
+      bytes = req->onnx_model();
+      format = v1::RegisterGraphHeader::ONNX;
+      break;
+    default:
+      return ToGrpcStatus(log.Finish(absl::InvalidArgumentError("the request carries no model (graph or onnx_model)")));
+  }
+  auto registered = RegisterModelBytes(state_, *tenant, format, std::move(bytes), req->device(), req->content_sha256());
+  if (!registered.ok()) return ToGrpcStatus(log.Finish(registered.status()));
+  *resp = *std::move(registered);
+  return ToGrpcStatus(log.Finish(absl::OkStatus()));
+}
+
+absl::Status RuntimeServiceImpl::ReceiveModel(const std::string& tenant,
+                                              grpc::ServerReader<v1::RegisterGraphChunk>* reader,
+                                              v1::RegisterGraphResponse* resp) {
+  v1::RegisterGraphChunk chunk;
+  if (!reader->Read(&chunk)) return absl::InvalidArgumentError("the model stream ended before its header");
+  if (!chunk.has_header()) return absl::InvalidArgumentError("the first model chunk must carry the header");
+  const v1::RegisterGraphHeader header = chunk.header();
+  if (header.total_bytes() > state_.limits.max_model_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat("the model is ", header.total_bytes(), " bytes; the limit is ",
+                                                   state_.limits.max_model_bytes));
+  }
+  std::string bytes;
+  bytes.reserve(header.total_bytes());
+  bool first = true;
+  do {
+    if (!first && chunk.has_header()) return absl::InvalidArgumentError("only the first model chunk may carry a header");
+    first = false;
+    if (chunk.data().size() > header.total_bytes() - bytes.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the model stream sent more than the header's ", header.total_bytes(), " bytes"));
+    }
+    bytes.append(chunk.data());
+  } while (reader->Read(&chunk));
+  if (bytes.size() != header.total_bytes()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the model stream sent ", bytes.size(), " of the header's ", header.total_bytes(), " bytes"));
+  }
+  auto registered =
+      RegisterModelBytes(state_, tenant, header.format(), std::move(bytes), header.device(), header.content_sha256());
+  if (!registered.ok()) return registered.status();
+  *resp = *std::move(registered);
+  return absl::OkStatus();
+}
+
+grpc::Status RuntimeServiceImpl::RegisterGraphStream(grpc::ServerContext* ctx,
+                                                     grpc::ServerReader<v1::RegisterGraphChunk>* reader,
+                                                     v1::RegisterGraphResponse* resp) {
+  RequestLog log("RegisterGraphStream");
+  auto tenant = state_.TenantOf(*ctx);
+  if (!tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
+  log.set_tenant(*tenant);
+  if (auto s = state_.CheckAdmitting(); !s.ok()) return ToGrpcStatus(log.Finish(s));
+  return ToGrpcStatus(log.Finish(ReceiveModel(*tenant, reader, resp)));
+}
+
+grpc::Status RuntimeServiceImpl::FindGraph(grpc::ServerContext* ctx, const v1::FindGraphRequest* req,
+                                           v1::RegisterGraphResponse* resp) {
+  RequestLog log("FindGraph");
+  auto tenant = state_.TenantOf(*ctx);
+  if (!tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
+  log.set_tenant(*tenant);
+  auto found = state_.graphs.FindByHash(*tenant, req->content_sha256());
+  if (!found.ok()) return ToGrpcStatus(log.Finish(found.status()));
+  *resp = DescribeRegistration(found->first, *found->second, req->content_sha256());
   return ToGrpcStatus(log.Finish(absl::OkStatus()));
 }
 

@@ -18,10 +18,16 @@ class RuntimeServiceImpl final : public RunAsyncService {
   explicit RuntimeServiceImpl(ServerState& state) : state_(state) {}
   grpc::Status RegisterGraph(grpc::ServerContext* ctx, const v1::RegisterGraphRequest* req,
                              v1::RegisterGraphResponse* resp) override;
+  grpc::Status RegisterGraphStream(grpc::ServerContext* ctx, grpc::ServerReader<v1::RegisterGraphChunk>* reader,
+                                   v1::RegisterGraphResponse* resp) override;
+  grpc::Status FindGraph(grpc::ServerContext* ctx, const v1::FindGraphRequest* req,
+                         v1::RegisterGraphResponse* resp) override;
   grpc::Status UnregisterGraph(grpc::ServerContext* ctx, const v1::UnregisterGraphRequest* req,
                                v1::UnregisterGraphResponse* resp) override;
 
  private:
+  absl::Status ReceiveModel(const std::string& tenant, grpc::ServerReader<v1::RegisterGraphChunk>* reader,
+                            v1::RegisterGraphResponse* resp);
   ServerState& state_;
 };
 

@@ -22,6 +22,11 @@ struct ServerLimits {
   uint64_t max_message_bytes = uint64_t{1} << 30;  // one gRPC message
   uint64_t max_tensor_bytes = uint64_t{4} << 30;   // one tensor, uploaded or computed
   int64_t max_graph_nodes = 100000;
+  // Plans a registered graph keeps: one per (preset, bound input shapes) for a
+  // graph with dynamic dims; the least recently used goes past this.
+  size_t max_plans_per_graph = 8;
+  // Largest model RegisterGraph(Stream) accepts (protobuf parses at most 2 GiB).
+  uint64_t max_model_bytes = (uint64_t{2} << 30) - 1;
   uint64_t download_chunk_bytes = uint64_t{1} << 20;
   uint64_t tenant_memory_quota_bytes = 0;          // device memory per tenant; 0 = none
   std::chrono::nanoseconds handle_idle_timeout{0}; // 0 = handles never expire

@@ -95,20 +95,33 @@ class FakeMemory final : public npu::v1::MemoryService::Service {
   uint64_t lie_about_size = 0;
 };
 
-// Relu on float32/float16 inputs via the host conversions, one output per
-// graph output, fed from the first input; INVALID_ARGUMENT for graph "bad".
+// Registers graphs (INVALID_ARGUMENT for graph "bad"), never finds one by
+// hash; runs echo the first input to every graph output.
 class FakeRuntime final : public npu::v1::RuntimeService::Service {
  public:
-  grpc::Status Run(grpc::ServerContext*, const npu::v1::RunRequest* request,
-                   npu::v1::RunResponse* response) override {
+  grpc::Status FindGraph(grpc::ServerContext*, const npu::v1::FindGraphRequest*,
+                         npu::v1::RegisterGraphResponse*) override {
+    return grpc::Status(grpc::StatusCode::NOT_FOUND, "no such graph");
+  }
+  grpc::Status RegisterGraph(grpc::ServerContext*, const npu::v1::RegisterGraphRequest* request,
+                             npu::v1::RegisterGraphResponse* response) override {
     if (request->graph().name() == "bad") {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                           "node \"fc1\" (MatMul): inner dimensions 768 and 512 differ");
     }
     std::lock_guard<std::mutex> lock(mu_);
+    graph_ = request->graph();
+    response->set_graph_id("g-fake");
+    *response->mutable_inputs() = graph_.inputs();
+    for (const std::string& name : graph_.outputs()) response->add_outputs()->set_name(name);
+    return grpc::Status::OK;
+  }
+  grpc::Status Run(grpc::ServerContext*, const npu::v1::RunRequest* request,
+                   npu::v1::RunResponse* response) override {
+    std::lock_guard<std::mutex> lock(mu_);
     last_options = request->options();
     const npu::v1::Tensor& input = request->inputs(0).tensor();
-    for (const std::string& name : request->graph().outputs()) {
+    for (const std::string& name : graph_.outputs()) {
       npu::v1::RunOutput* output = response->add_outputs();
       output->set_name(name);
       *output->mutable_tensor() = input;
@@ -123,6 +136,7 @@ class FakeRuntime final : public npu::v1::RuntimeService::Service {
     }
     return grpc::Status::OK;
   }
+  npu::v1::Graph graph_;
   std::mutex mu_;
   npu::v1::RunOptions last_options;
 };

@@ -44,20 +44,29 @@ class RunCommandTest : public ::testing::Test {
                             std::vector<float>(*ElementCount(shape), 1.0f));
   }
 
-  absl::StatusOr<npu::v1::RunRequest> Prepare() { return PrepareRunRequest(args_, notices_); }
+  // The registration the server would answer for the graph file.
+  absl::StatusOr<npu::v1::RunRequest> Prepare() {
+    absl::StatusOr<npu::v1::Graph> graph = LoadGraphJson(args_.graph_path);
+    if (!graph.ok()) return graph.status();
+    npu::v1::RegisterGraphResponse model;
+    model.set_graph_id("g-1");
+    *model.mutable_inputs() = graph->inputs();
+    for (const std::string& out : graph->outputs()) model.add_outputs()->set_name(out);
+    return PrepareRunRequest(args_, model, notices_);
+  }
 
   ScratchDir dir_;
   RunCommandArgs args_;
   std::ostringstream notices_;
 };
 
-TEST_F(RunCommandTest, BuildsAnInlineRequest) {
+TEST_F(RunCommandTest, BuildsARequestForTheRegisteredGraph) {
   args_.inputs = {"x=" + dir_.File("x.npy"), "w=" + dir_.File("w.npy")};
   args_.profile = true;
   args_.keep = {"y"};
   absl::StatusOr<npu::v1::RunRequest> request = Prepare();
   ASSERT_TRUE(request.ok()) << request.status();
-  EXPECT_EQ(request->graph().name(), "two_inputs");
+  EXPECT_EQ(request->graph_id(), "g-1");
   ASSERT_EQ(request->inputs_size(), 2);
   EXPECT_EQ(request->inputs(0).name(), "x");
   EXPECT_EQ(request->inputs(0).tensor().data().size(), 8u);
@@ -87,7 +96,7 @@ TEST_F(RunCommandTest, LocalMistakesAreUsageErrorsNamingTheCulprit) {
   const std::string x = "x=" + dir_.File("x.npy"), w = "w=" + dir_.File("w.npy");
   const std::vector<Case> cases = {
       {{x}, "npu:0", {}, "graph input \"w\" has no value"},
-      {{x, w, "z=" + dir_.File("x.npy")}, "npu:0", {}, "--input \"z\": graph \"two_inputs\" has no input"},
+      {{x, w, "z=" + dir_.File("x.npy")}, "npu:0", {}, "--input \"z\": " + args_.graph_path + " has no input"},
       {{x, x, w}, "npu:0", {}, "--input \"x\" is given twice"},
       {{"x", w}, "npu:0", {}, "expected NAME=FILE.npy"},
       {{"=a.npy", w}, "npu:0", {}, "expected NAME=FILE.npy"},
@@ -118,7 +127,7 @@ TEST_F(RunCommandTest, DtypeMismatchSuggestsTheCast) {
 
 TEST_F(RunCommandTest, BadGraphFileIsAUsageError) {
   args_.graph_path = dir_.File("absent.json");
-  absl::StatusOr<npu::v1::RunRequest> request = Prepare();
+  absl::StatusOr<ModelFile> request = ReadModelArg(args_);
   ASSERT_FALSE(request.ok());
   EXPECT_TRUE(IsUsageError(request.status()));
   std::ostringstream err;

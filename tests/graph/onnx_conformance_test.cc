@@ -1,6 +1,7 @@
 // ONNX's own conformance cases (Debian's libonnx-testdata: each case a
 // model.onnx and test_data_set_*/{input,output}_N.pb whose outputs ONNX's NumPy
-// reference computed) through the importer, the planner and a run. Every case
+// reference computed) through the server's path: the importer, the
+// import-time passes, the planner and a run. Every case
 // the importer accepts runs and must match within its ops' tolerance; a case is
 // skipped only when the importer refuses it as unsupported (an op, attribute or
 // element type: the refusal is the behaviour under test there) or it uses the
@@ -22,6 +23,7 @@
 
 #include "gtest/gtest.h"
 #include "onnx/onnx_import.h"
+#include "server/graph/passes/prepare_graph.h"
 #include "tests/graph/op_tolerance.h"
 #include "tests/graph/plan_runner.h"
 #include "tests/graph/tensor_compare.h"
@@ -96,7 +98,8 @@ Outcome RunCase(const fs::path& dir) {
   for (const std::string& op : ops) {
     if (kCubeOps.contains(op)) return {Outcome::kSkip, "Cube op " + op, ops};
   }
-  auto graph = onnxio::OnnxModelToGraph(*model);
+  auto imported = onnxio::ImportOnnxModel(*std::move(model));
+  auto graph = imported.ok() ? absl::StatusOr<v1::Graph>(std::move(imported->graph)) : imported.status();
   if (!graph.ok()) {
     const std::string msg(graph.status().message());
     const bool unsupported = msg.find("not supported") != std::string::npos;
@@ -112,7 +115,7 @@ Outcome RunCase(const fs::path& dir) {
   std::ostringstream err;
   for (const auto& set : fs::directory_iterator(dir)) {
     if (!set.is_directory()) continue;
-    auto plan = BuildPlan(std::make_shared<const v1::Graph>(*graph), TestDevice().preset());
+    auto plan = PreparePlan(std::make_shared<const v1::Graph>(*graph), nullptr, TestDevice().preset(), {});
     std::vector<int> bound;  // graph inputs made initializers
     if (!plan.ok() && plan.status().message().find("must be a constant") != std::string::npos) {
       v1::Graph with_constants;
@@ -132,7 +135,8 @@ Outcome RunCase(const fs::path& dir) {
       for (const auto& init : graph->initializers()) *with_constants.add_initializers() = init;
       *with_constants.mutable_nodes() = graph->nodes();
       *with_constants.mutable_outputs() = graph->outputs();
-      plan = BuildPlan(std::make_shared<const v1::Graph>(std::move(with_constants)), TestDevice().preset());
+      plan = PreparePlan(std::make_shared<const v1::Graph>(std::move(with_constants)), nullptr, TestDevice().preset(),
+                         {});
     }
     if (!plan.ok()) {
       const std::string msg(plan.status().message());

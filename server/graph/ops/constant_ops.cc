@@ -100,6 +100,7 @@ void RegisterConstantOps(OpRegistry& r) {
   s.units = "Scalar";
   s.dtypes = {v1::FLOAT16, v1::FLOAT32, v1::INT32, v1::INT8, v1::BOOL, v1::INT64};
   s.attributes = {{"start", AttrKind::kInt}, {"end", AttrKind::kInt}};
+  s.reads_types_only = true;
   s.infer = InferShape;
   s.run = RunShape;
   r.Register(std::move(s));

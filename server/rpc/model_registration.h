@@ -1,0 +1,35 @@
+// Registering a model, whichever call it came by (RegisterGraph with a Graph
+// or ONNX bytes, RegisterGraphStream's chunks): the content hash, the tenant's
+// earlier registration of the same bytes if any, else the ONNX import or the
+// Graph parse, then validation and (for a static graph) the plan.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "npu/v1/runtime.pb.h"
+#include "server/rpc/server_state.h"
+
+namespace npu::rpc {
+
+// `bytes`: a serialized npu.v1.Graph (NPU_GRAPH) or onnx.ModelProto (ONNX).
+// `claimed_sha256` (may be empty) must equal the bytes' hash.
+absl::StatusOr<v1::RegisterGraphResponse> RegisterModelBytes(ServerState& state, const std::string& tenant,
+                                                             v1::RegisterGraphHeader::Format format,
+                                                             std::string bytes, const std::string& device,
+                                                             const std::string& claimed_sha256);
+
+// A registration as its response describes it.
+v1::RegisterGraphResponse DescribeRegistration(const std::string& id, const RegisteredGraph& graph,
+                                               const std::string& sha256);
+
+// The graph of a model file: DIR/model.onnx (imported) or DIR/graph.json
+// (npu.v1.Graph in protobuf's JSON mapping), with the declared outputs.
+struct LoadedModel {
+  std::shared_ptr<const v1::Graph> graph;
+  std::vector<v1::ValueInfo> declared_outputs;
+};
+absl::StatusOr<LoadedModel> ParseModel(v1::RegisterGraphHeader::Format format, std::string bytes);
+
+}  // namespace npu::rpc
