@@ -35,6 +35,11 @@ Client::Client(std::string target, ClientOptions options, std::shared_ptr<grpc::
       runtime_(npu::v1::RuntimeService::NewStub(channel_)),
       health_(grpc::health::v1::Health::NewStub(channel_)) {}
 
+size_t Client::ChunkBytes() const {
+  const int64_t room = options_.max_send_message_bytes - static_cast<int64_t>(kMessageOverheadBytes);
+  return std::clamp<size_t>(room > 0 ? static_cast<size_t>(room) : 0, 4096, kUploadChunkBytes);
+}
+
 absl::Status Client::Failed(const grpc::Status& status) const {
   return WithTransportHint(FromGrpcStatus(status), options_);
 }
@@ -108,7 +113,7 @@ absl::StatusOr<npu::v1::TensorHandle> Client::Upload(const npu::v1::Tensor& tens
       header->mutable_type()->set_dtype(tensor.dtype());
       *header->mutable_type()->mutable_shape() = tensor.shape();
     }
-    const size_t length = std::min(kUploadChunkBytes, data.size() - offset);
+    const size_t length = std::min(ChunkBytes(), data.size() - offset);
     chunk.set_data(data.data() + offset, length);
     offset += length;
     first = false;
@@ -241,7 +246,7 @@ absl::StatusOr<npu::v1::RegisterGraphResponse> Client::RegisterModel(const Model
       header->set_total_bytes(model.bytes.size());
       header->set_content_sha256(model.sha256);
     }
-    const size_t length = std::min(kUploadChunkBytes, model.bytes.size() - offset);
+    const size_t length = std::min(ChunkBytes(), model.bytes.size() - offset);
     chunk.set_data(model.bytes.data() + offset, length);
     offset += length;
     if (!writer->Write(chunk) || length == 0) break;  // a failed write: Finish says why

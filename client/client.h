@@ -29,7 +29,8 @@ using ServingStatus = grpc::health::v1::HealthCheckResponse::ServingStatus;
 
 class Client {
  public:
-  // Upload sends the tensor's bytes in chunks of this size (bytes).
+  // Upload and RegisterModel send bytes in chunks of at most this size (less
+  // when the send limit is lower).
   static constexpr size_t kUploadChunkBytes = size_t{1} << 20;
 
   // Builds the channel; does not wait for the server (the first call does).
@@ -74,6 +75,7 @@ class Client {
   // Headroom below the send limit for a message's fields besides the payload.
   static constexpr size_t kMessageOverheadBytes = size_t{64} << 10;
   absl::StatusOr<npu::v1::RunResponse> RunOnce(const npu::v1::RunRequest& request);
+  size_t ChunkBytes() const;
   // Deadline and auth metadata, the same for every call.
   void PrepareContext(grpc::ClientContext& context) const;
   // The call's status as absl::Status, with a hint for TLS mismatches.

@@ -108,8 +108,27 @@ def main(out):
         os.makedirs(os.path.join(out, name), exist_ok=True)
         np.save(os.path.join(out, name, "input.npy"), x.numpy())
         np.save(os.path.join(out, name, "ref_output.npy"), y.numpy())
-    print("exported %d models to %s" % (len(models), out))
+    write_dynamic(out)
+    print("exported %d models to %s" % (len(models) + 1, out))
     write_unsupported(out)
+
+
+def write_dynamic(out):
+    """The encoder layer again, exported with dynamic batch and sequence axes: its
+    x.shape reads become Shape -> Gather -> Unsqueeze -> Concat chains that the
+    server folds once each run's shapes are bound. Two input shapes, each with
+    torch's output: OUT/bert_dynamic/input_{a,b}.npy, ref_{a,b}.npy."""
+    dyn = EncoderLayer().eval()
+    os.makedirs(os.path.join(out, "bert_dynamic"), exist_ok=True)
+    torch.onnx.export(dyn, (torch.randn(2, 64, 256),), os.path.join(out, "bert_dynamic.onnx"),
+                      input_names=["input"], output_names=["output"], opset_version=17,
+                      dynamic_axes={"input": {0: "batch", 1: "seq"}, "output": {0: "batch", 1: "seq"}})
+    for tag, shape in (("a", (2, 64, 256)), ("b", (3, 17, 256))):
+        x = torch.randn(*shape)
+        with torch.no_grad():
+            y = dyn(x)
+        np.save(os.path.join(out, "bert_dynamic", "input_%s.npy" % tag), x.numpy())
+        np.save(os.path.join(out, "bert_dynamic", "ref_%s.npy" % tag), y.numpy())
 
 
 def write_unsupported(out):

@@ -45,6 +45,10 @@ absl::StatusOr<v1::RegisterGraphResponse> RegisterModelBytes(ServerState& state,
                                                              const std::string& claimed_sha256) {
   auto dev = state.devices.Find(device);
   if (!dev.ok()) return dev.status();
+  if (bytes.size() > state.limits.max_model_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat("the model is ", bytes.size(), " bytes; the limit is ",
+                                                   state.limits.max_model_bytes));
+  }
   const std::string sha = Sha256Hex(bytes);
   if (!claimed_sha256.empty() && claimed_sha256 != sha) {
     return absl::InvalidArgumentError(absl::StrCat("content_sha256 ", claimed_sha256.substr(0, 64),

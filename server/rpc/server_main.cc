@@ -36,6 +36,11 @@ ABSL_FLAG(int, max_queue, 64, "runs that may wait for a device before new ones g
 ABSL_FLAG(uint64_t, max_message_bytes, uint64_t{1} << 30, "largest gRPC message accepted or sent");
 ABSL_FLAG(uint64_t, max_tensor_bytes, uint64_t{4} << 30, "largest tensor accepted or computed");
 ABSL_FLAG(int64_t, max_graph_nodes, 100000, "largest graph accepted");
+ABSL_FLAG(uint64_t, max_model_bytes, (uint64_t{2} << 30) - 1,
+          "largest model RegisterGraph accepts, streamed or not (protobuf parses at most 2 GiB)");
+ABSL_FLAG(int, max_plans_per_graph, 8,
+          "plans a registered graph with dynamic input dims keeps, one per bound input shapes; the least "
+          "recently used goes past this");
 ABSL_FLAG(bool, log_requests, false, "also log every successful request: the same as --log_level=info");
 ABSL_FLAG(std::string, log_level, "warn",
           "request log lines (stderr) at or above this level: info (every request), warn (failed requests), "
@@ -131,6 +136,8 @@ int main(int argc, char** argv) {
   config.limits.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   config.limits.max_tensor_bytes = absl::GetFlag(FLAGS_max_tensor_bytes);
   config.limits.max_graph_nodes = absl::GetFlag(FLAGS_max_graph_nodes);
+  config.limits.max_model_bytes = absl::GetFlag(FLAGS_max_model_bytes);
+  config.limits.max_plans_per_graph = static_cast<size_t>(std::max(1, absl::GetFlag(FLAGS_max_plans_per_graph)));
   config.limits.tenant_memory_quota_bytes = absl::GetFlag(FLAGS_tenant_memory_quota_bytes);
   config.limits.handle_idle_timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(
       std::chrono::duration<double>(std::max(0.0, absl::GetFlag(FLAGS_handle_idle_timeout_s))));
