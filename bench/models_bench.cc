@@ -36,7 +36,7 @@
 #include "bench/bench_registry.h"
 #include "client/client.h"
 #include "client/npy.h"
-#include "onnx/onnx_import.h"
+#include "client/model_file.h"
 #include "server/rpc/npu_server.h"
 #include "server/rpc/request_log.h"
 
@@ -188,19 +188,17 @@ int RunModelsBench(const ModelsArgs& args) {
     if (!npu.ok()) return 1;
 
     for (const std::string& model : args.models) {
-      auto graph = onnxio::LoadOnnxGraph(dir + "/" + model + ".onnx");
+      auto file = client::ReadModelFile(dir + "/" + model + ".onnx");  // the server imports it
       auto input = client::ReadNpy(dir + "/" + model + ".input.npy");
       auto ref = client::ReadNpy(dir + "/" + model + ".ref.npy");
-      if (!graph.ok() || !input.ok() || !ref.ok()) {
-        const absl::Status s = !graph.ok() ? graph.status() : !input.ok() ? input.status() : ref.status();
+      if (!file.ok() || !input.ok() || !ref.ok()) {
+        const absl::Status s = !file.ok() ? file.status() : !input.ok() ? input.status() : ref.status();
         std::printf("{\"bench\":\"models\",\"model\":\"%s\",\"threads\":%d,\"error\":\"%s\"}\n", model.c_str(),
                     threads, std::string(s.message()).c_str());
         std::fflush(stdout);
         continue;
       }
-      v1::RegisterGraphRequest reg;
-      *reg.mutable_graph() = *std::move(graph);
-      auto registered = (*npu)->RegisterGraph(reg);
+      auto registered = (*npu)->RegisterModel(*file);
       if (!registered.ok()) {
         std::printf("{\"bench\":\"models\",\"model\":\"%s\",\"threads\":%d,\"error\":\"%s\"}\n", model.c_str(),
                     threads, std::string(registered.status().message()).c_str());
