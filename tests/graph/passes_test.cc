@@ -63,7 +63,7 @@ TEST(PassesTest, TheShapeChainFoldsAndDeadNodesGo) {
   ASSERT_TRUE(prepared.ok()) << prepared.status();
   EXPECT_EQ(prepared->folded.folded_nodes, 5);  // Shape, Gather, Constant, Unsqueeze, Concat
   EXPECT_EQ(prepared->dead.removed_nodes, 1);
-  auto plan = BuildPlan(prepared->graph, preset, {}, prepared->weights);
+  auto plan = BuildPlan(prepared->graph, preset, {}, {}, prepared->weights);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(OpTypes(**plan), (std::vector<std::string>{"Reshape", "Relu"}));
   // The folded shape is a constant [2, -1]: the Reshape's output is [2, 12].
