@@ -366,9 +366,13 @@ class KserveGrpcTest(unittest.TestCase):
                          grpc.StatusCode.NOT_FOUND, 'model "scratch" not found')
 
     def test_a_name_shared_by_two_graphs_asks_for_an_id(self):
-        text = h.graph_json("twin", [("a", np.int32, (2,))], [h.node("i", "Identity", ["a"], ["b"])], ["b"])
-        first = h.register(self.runtime, runtime_pb2, graph_pb2, text)
-        second = h.register(self.runtime, runtime_pb2, graph_pb2, text)
+        # Two different graphs of one name (the same content twice would be one
+        # registration: RegisterGraph dedups by content hash).
+        first = h.register(self.runtime, runtime_pb2, graph_pb2, h.graph_json(
+            "twin", [("a", np.int32, (2,))], [h.node("i", "Identity", ["a"], ["b"])], ["b"]))
+        second = h.register(self.runtime, runtime_pb2, graph_pb2, h.graph_json(
+            "twin", [("a", np.int32, (3,))], [h.node("i", "Identity", ["a"], ["b"])], ["b"]))
+        self.assertNotEqual(first, second)
         self.assertFails(self.k.ModelMetadata, kp.ModelMetadataRequest(name="twin"),
                          grpc.StatusCode.INVALID_ARGUMENT, "is the name of 2 registered graphs", first, second)
         self.assertEqual(self.k.ModelMetadata(kp.ModelMetadataRequest(name=second)).name, second)
