@@ -6,6 +6,8 @@ References are independent of the package: NumPy arithmetic on exactly
 representable values, bit patterns compared as bytes, and `npu run`'s own CSV.
 """
 import argparse
+import copy
+import hashlib
 import os
 import re
 import shutil
@@ -238,12 +240,165 @@ class PlainServer(unittest.TestCase):
         finally:
             shutil.rmtree(out)
 
-    def test_onnx_models_and_torch_modules_wait_for_the_servers_import(self):
+    def test_an_onnx_model_as_path_bytes_or_model_proto_is_one_registration(self):
+        import onnx
+        model, w, b = matmul_add_onnx()
+        d = tempfile.mkdtemp()
+        try:
+            path = os.path.join(d, "matmul_add.onnx")
+            onnx.save(model, path)
+            with open(path, "rb") as f:
+                data = f.read()
+            first = self.npu.register(path)
+            self.assertEqual(first.inputs, [npuserve.ValueType("x", "float32", (3, 4))])
+            self.assertEqual(first.outputs, [npuserve.ValueType("y", "float32", (3, 5))])
+            self.assertEqual(first.sha256, hashlib.sha256(data).hexdigest())
+            for again in (data, bytearray(data), onnx.load_from_string(data)):
+                with self.subTest(type(again).__name__):
+                    self.assertEqual(self.npu.register(again).id, first.id)
+            x = small_ints((3, 4), np.float32)
+            np.testing.assert_array_equal(first(x)["y"], (x.astype(np.float64) @ w + b).astype(np.float32))
+            # run() takes the model itself too: registered once, found by hash.
+            np.testing.assert_array_equal(self.npu.run(path, {"x": x})["y"], first(x=x)["y"])
+            first.unregister()
+            with self.assertRaises(npuserve.NpuError) as e:
+                first(x)
+            self.assertEqual(e.exception.code.name, "NOT_FOUND")
+        finally:
+            shutil.rmtree(d)
+
+    def test_a_torch_module_is_exported_and_matches_torch(self):
         import torch
-        for model in ("model.onnx", b"\x08\x07", torch.nn.Linear(2, 2)):
-            with self.subTest(type(model).__name__):
-                with self.assertRaisesRegex(NotImplementedError, "issue 12"):
-                    self.npu.register(model)
+        torch.manual_seed(0)
+        net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(), torch.nn.Flatten(),
+                                  torch.nn.Linear(8 * 6 * 6, 10)).train()
+        x = torch.randn(2, 3, 6, 6)
+        reg = self.npu.register(net, example_inputs=(x,))
+        self.assertTrue(net.training)  # exported in eval mode, given back as it was
+        self.assertEqual([v.name for v in reg.inputs], ["x0"])
+        self.assertEqual(reg.outputs, [npuserve.ValueType("y0", "float32", (2, 10))])
+        with torch.no_grad():
+            expected = copy.deepcopy(net).double().eval()(x.double()).numpy()
+        got = reg(x)["y0"]
+        # Cube operands are fp16 (relative rounding 2^-11 each), products summed in
+        # fp32: |error| <= 2 * 2^-11 * sum|a||b| per output, taken here in float64.
+        # Plus the fp32 roundings of the bias adds and the output.
+        np.testing.assert_array_less(np.abs(got - expected), cube_bound(net, x) + 2 ** -22 * np.abs(expected))
+
+    def test_dynamic_axes_bind_each_runs_batch(self):
+        import torch
+        net = torch.nn.Linear(4, 5)
+        with torch.no_grad():  # small integers: every product and sum is exact in fp16 and fp32
+            net.weight.copy_(torch.from_numpy(small_ints((5, 4), np.float32)))
+            net.bias.copy_(torch.arange(5.0) - 2)
+        reg = self.npu.register(net, example_inputs=torch.zeros(2, 4), input_names=["x"], output_names=["y"],
+                                dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
+        self.assertEqual(reg.inputs, [npuserve.ValueType("x", "float32", (-1, 4))])
+        for batch in (1, 7):
+            with self.subTest(batch=batch):
+                x = small_ints((batch, 4), np.float32)
+                with torch.no_grad():
+                    expected = net(torch.from_numpy(x)).numpy()
+                np.testing.assert_array_equal(reg(x=x)["y"], expected)
+
+    def test_bad_models_are_refused_by_name(self):
+        import onnx
+        import torch
+        model, _, _ = matmul_add_onnx()
+        model.graph.node[1].op_type = "NoSuchOp"
+        with self.assertRaises(npuserve.NpuError) as e:
+            self.npu.register(model)
+        self.assertEqual(e.exception.code.name, "INVALID_ARGUMENT")
+        self.assertIn('"NoSuchOp" is not supported', e.exception.details)
+        with self.assertRaises(npuserve.NpuError) as e:
+            self.npu.register(b"\xff\xff not onnx")
+        self.assertEqual(e.exception.code.name, "INVALID_ARGUMENT")
+        with self.assertRaisesRegex(ValueError, "needs example_inputs"):
+            self.npu.register(torch.nn.Linear(2, 2))
+        with self.assertRaisesRegex(TypeError, "for a torch.nn.Module"):
+            self.npu.register(onnx.ModelProto(), example_inputs=(1,))
+        with self.assertRaisesRegex(ValueError, "empty"):
+            self.npu.register(b"")
+        with self.assertRaisesRegex(TypeError, "got int"):
+            self.npu.register(3)
+
+
+class SmallMessages(unittest.TestCase):
+    """A client whose messages are at most 256 KiB: models and inputs above it
+    must go by the streaming calls (a unary call that large fails in gRPC)."""
+
+    LIMIT = 256 << 10
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server()
+        cls.npu = npuserve.connect(cls.server.target, timeout=60, max_send_bytes=cls.LIMIT)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.npu.close()
+        cls.server.stop()
+
+    def test_a_model_above_the_limit_is_streamed_and_found_again_by_hash(self):
+        model, w, b = matmul_add_onnx(m=160, k=256, n=512)  # a 512 KiB weight
+        data = model.SerializeToString()
+        self.assertGreater(len(data), 2 * self.LIMIT)
+        reg = self.npu.register(data)
+        self.assertEqual(reg.sha256, hashlib.sha256(data).hexdigest())
+        x = small_ints((160, 256), np.float32)  # 160 KiB: fits
+        expected = (x.astype(np.float64) @ w + b).astype(np.float32)
+        np.testing.assert_array_equal(reg(x)["y"], expected)
+        self.assertEqual(self.npu.register(model).id, reg.id)  # FindGraph: no bytes sent
+        # A limit above the model: sent unary, still one registration.
+        with npuserve.connect(self.server.target, timeout=60) as roomy:
+            self.assertEqual(roomy.register(data).id, reg.id)
+        reg.unregister()
+
+    def test_inputs_above_the_limit_are_uploaded_and_freed(self):
+        model, w, b = matmul_add_onnx(m=512, k=256, n=8)
+        reg = self.npu.register(model)
+        x = small_ints((512, 256), np.float32)  # 512 KiB: does not fit
+        before = self.npu.handles()
+        np.testing.assert_array_equal(reg(x)["y"], (x.astype(np.float64) @ w + b).astype(np.float32))
+        self.assertEqual(self.npu.handles(), before)
+        # A run that fails after the upload frees the handle too.
+        with self.assertRaises(npuserve.NpuError):
+            reg(x=x, keep=["no_such_output"])
+        self.assertEqual(self.npu.handles(), before)
+        reg.unregister()
+
+
+def matmul_add_onnx(m=3, k=4, n=5):
+    """The ONNX form of matmul_add_graph (fp32, small integers: exact on the Cube)."""
+    from onnx import TensorProto, helper, numpy_helper
+    w = (np.arange(k * n).reshape(k, n) % 7 - 3).astype(np.float32)
+    b = (np.arange(n) % 5 - 2).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["xw"], name="mm"),
+         helper.make_node("Add", ["xw", "b"], ["y"], name="bias")],
+        "matmul_add", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [m, k])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [m, n])],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), w, b
+
+
+def cube_bound(net, x):
+    """The bound of the Conv -> ReLU -> Linear net on the Cube, in float64: a
+    K-term dot product of fp16-rounded operands summed in fp32 errs by at most
+    (2 * 2^-11 + K * 2^-24) * (|a| @ |b|); the Conv's error goes on through the
+    Linear (ReLU does not grow it)."""
+    import torch
+    conv, linear = net[0], net[3]
+
+    def rel(k):
+        return 2 ** -10 + k * 2 ** -24
+
+    with torch.no_grad():
+        xd, cw, lw = x.double(), conv.weight.double(), linear.weight.double()
+        h = torch.relu(torch.nn.functional.conv2d(xd, cw, conv.bias.double(), padding=1)).flatten(1)
+        conv_err = rel(cw[0].numel()) * torch.nn.functional.conv2d(xd.abs(), cw.abs(), padding=1).flatten(1)
+        err = conv_err @ lw.abs().T + rel(lw.shape[1]) * (h.abs() + conv_err) @ lw.abs().T
+    return err.numpy()
 
 
 class TokenServer(unittest.TestCase):

@@ -5,7 +5,8 @@ import json
 
 import grpc
 
-# Bytes: big outputs come back inline; big inputs should be uploaded (1 MiB chunks).
+# Bytes: big outputs come back inline; models and inputs that do not fit a sent
+# message go by the streaming calls (the client does it).
 MAX_SEND_BYTES = 64 << 20
 MAX_RECEIVE_BYTES = 1 << 30
 
@@ -57,11 +58,11 @@ def _read(path, what):
         raise ValueError(f"TLS {what} \"{path}\": {e.strerror}") from None
 
 
-def make_channel(target, tls=None, retry=True):
+def make_channel(target, tls=None, retry=True, max_send_bytes=MAX_SEND_BYTES):
     if not target:
         raise ValueError("empty target; use HOST:PORT")
     options = [
-        ("grpc.max_send_message_length", MAX_SEND_BYTES),
+        ("grpc.max_send_message_length", max_send_bytes),
         ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
         ("grpc.service_config", service_config(retry)),
         ("grpc.enable_retries", 1 if retry else 0),

@@ -6,6 +6,13 @@
     result = mlp(x=np.load("examples/graphs/mlp_x.npy"), profile=True)
     result["y"]                      # numpy array
     result.op_summary()              # rows with msprof's op_summary columns
+    net = npu.register("resnet18.onnx")                  # or ONNX bytes, an onnx.ModelProto,
+    net = npu.register(module, example_inputs=(x,))      # or a torch module (torch.onnx.export)
+    net(x)["y0"]
+
+Models and inputs too large for one message are streamed (RegisterGraphStream,
+Upload); a model the server already has from this tenant is found by its
+SHA-256 and not sent again.
 
 Every failed call raises npuserve.NpuError (code + the server's message). A
 Client may be used from several threads at once.
@@ -18,10 +25,12 @@ import grpc
 from npuserve import graphs, profile as profiles, tensors
 from npuserve._stubs import (device_pb2, device_pb2_grpc, health_pb2, memory_pb2, memory_pb2_grpc, runtime_pb2,
                              runtime_pb2_grpc, tensor_pb2)
-from npuserve.channel import make_channel, tls_settings
-from npuserve.errors import from_rpc_error
+from npuserve.channel import MAX_SEND_BYTES, make_channel, tls_settings
+from npuserve.errors import NpuError, from_rpc_error
 
 UPLOAD_CHUNK_BYTES = 1 << 20
+# Headroom below the send limit for a message's fields besides its payload.
+MESSAGE_OVERHEAD_BYTES = 64 << 10
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,15 +82,25 @@ class RegisteredGraph:
     def __init__(self, client, response, device):
         self._client = client
         self.id = response.graph_id
+        self.sha256 = response.content_sha256
         self.device = device
         self.inputs = [_value_type(v) for v in response.inputs]
         self.outputs = [_value_type(v) for v in response.outputs]
         self._input_dtypes = {v.name: v.dtype for v in response.inputs}
 
-    def __call__(self, inputs=None, **kwargs):
-        """run(self, inputs, ...): keyword arguments other than run()'s options are inputs."""
+    def __call__(self, *args, **kwargs):
+        """run(self, inputs, ...): a dict of inputs, or the inputs in the graph's
+        order (graph(x) for a one-input module); keyword arguments other than
+        run()'s options are inputs by name."""
         options = {k: kwargs.pop(k) for k in list(kwargs) if k in _RUN_OPTIONS}
-        return self._client.run(self, {**(inputs or {}), **kwargs}, **options)
+        if len(args) == 1 and isinstance(args[0], dict):
+            inputs = dict(args[0])
+        elif len(args) <= len(self.inputs):
+            inputs = {v.name: a for v, a in zip(self.inputs, args)}
+        else:
+            raise TypeError(f"{len(args)} inputs given; the graph takes {len(self.inputs)} "
+                            f"({', '.join(v.name for v in self.inputs)})")
+        return self._client.run(self, {**inputs, **kwargs}, **options)
 
     def unregister(self):
         self._client.unregister(self)
@@ -99,10 +118,11 @@ _RUN_OPTIONS = {"device", "profile", "debug", "keep", "keep_all", "timeout"}
 class Client:
     """See connect()."""
 
-    def __init__(self, target, tls=None, token=None, timeout=60.0, retry=True):
+    def __init__(self, target, tls=None, token=None, timeout=60.0, retry=True, max_send_bytes=MAX_SEND_BYTES):
         self.target = target
         self._tls = tls_settings(tls)
-        self._channel = make_channel(target, self._tls, retry)
+        self._max_send_bytes = max_send_bytes
+        self._channel = make_channel(target, self._tls, retry, max_send_bytes)
         self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
         self.timeout = timeout
         self._devices = device_pb2_grpc.DeviceServiceStub(self._channel)
@@ -142,9 +162,13 @@ class Client:
         """npu.v1.ServerStats: runs, failures, uploads, per-device queue and unit utilization."""
         return self._call(self._devices.GetStats, device_pb2.GetStatsRequest())
 
+    def _chunk_bytes(self):
+        return max(1, min(UPLOAD_CHUNK_BYTES, self._max_send_bytes - MESSAGE_OVERHEAD_BYTES))
+
     def upload(self, value, device="npu:0") -> Handle:
         """Puts an ndarray (or torch tensor) in a device's memory; streams 1 MiB chunks."""
-        t = tensors.to_tensor(value)
+        t = value if isinstance(value, tensor_pb2.Tensor) else tensors.to_tensor(value)
+        chunk_bytes = self._chunk_bytes()
         header = memory_pb2.UploadHeader(device=device, type=tensor_pb2.TensorType(dtype=t.dtype, shape=t.shape))
 
         def chunks():
@@ -152,8 +176,8 @@ class Client:
             if not t.data:
                 yield data
                 return
-            for offset in range(0, len(t.data), UPLOAD_CHUNK_BYTES):
-                data.data = t.data[offset:offset + UPLOAD_CHUNK_BYTES]
+            for offset in range(0, len(t.data), chunk_bytes):
+                data.data = t.data[offset:offset + chunk_bytes]
                 yield data
                 data = memory_pb2.UploadChunk()
 
@@ -184,14 +208,44 @@ class Client:
     def handles(self) -> List[Handle]:
         return [Handle.of(h) for h in self._call(self._memory.List, memory_pb2.ListHandlesRequest()).handles]
 
-    def register(self, graph, device="npu:0") -> RegisteredGraph:
-        """Validates and plans a graph once; returns it ready to run by id.
+    def register(self, model, device="npu:0", *, example_inputs=None, **export_options) -> RegisteredGraph:
+        """Registers a model once (validated, imported and planned on the server);
+        returns it ready to run by id.
 
-        `graph`: an npu.v1.Graph, its JSON dict, or a .json path (npuserve.graphs);
-        ONNX models and torch modules once the server imports ONNX.
+        `model`: an npu.v1.Graph (message, JSON dict, .json path), an ONNX model
+        (.onnx path, bytes, onnx.ModelProto), or a torch.nn.Module with
+        `example_inputs` (exported with torch.onnx.export, opset 17; `export_options`:
+        input_names, output_names, dynamic_axes, opset_version). See npuserve.graphs.
+        The same content registered again by this tenant is found by its SHA-256
+        and not sent; a model above the send limit is streamed in chunks.
         """
-        request = runtime_pb2.RegisterGraphRequest(graph=graphs.graph_message(graph), device=device)
-        return RegisteredGraph(self, self._call(self._runtime.RegisterGraph, request), device)
+        m = graphs.model_of(model, example_inputs, **export_options)
+        try:
+            found = self._call(self._runtime.FindGraph, runtime_pb2.FindGraphRequest(content_sha256=m.sha256))
+            return RegisteredGraph(self, found, device)
+        except NpuError as e:
+            if e.code != grpc.StatusCode.NOT_FOUND:
+                raise
+        if len(m.data) + MESSAGE_OVERHEAD_BYTES <= self._max_send_bytes:
+            request = runtime_pb2.RegisterGraphRequest(device=device, content_sha256=m.sha256)
+            if m.graph is not None:
+                request.graph.CopyFrom(m.graph)
+            else:
+                request.onnx_model = m.data
+            return RegisteredGraph(self, self._call(self._runtime.RegisterGraph, request), device)
+        return RegisteredGraph(self, self._call(self._runtime.RegisterGraphStream, self._model_chunks(m, device)),
+                               device)
+
+    def _model_chunks(self, m, device):
+        header = runtime_pb2.RegisterGraphHeader(format=m.format, device=device, total_bytes=len(m.data),
+                                                 content_sha256=m.sha256)
+        chunk_bytes = self._chunk_bytes()
+        view = memoryview(m.data)
+        for offset in range(0, len(m.data), chunk_bytes):
+            chunk = runtime_pb2.RegisterGraphChunk(data=bytes(view[offset:offset + chunk_bytes]))
+            if offset == 0:
+                chunk.header.CopyFrom(header)
+            yield chunk
 
     def unregister(self, graph):
         graph_id = graph.id if isinstance(graph, RegisteredGraph) else graph
@@ -199,20 +253,28 @@ class Client:
 
     def run(self, graph, inputs=None, *, device=None, profile=False, debug=False, keep=(), keep_all=False,
             timeout=None) -> RunResult:
-        """Runs a registered graph, or any graph register() takes (sent inline).
+        """Runs a registered graph, or any model register() takes.
 
+        An npu.v1.Graph that fits a message is sent inline (planned for this run
+        only); any other model is registered first (once per content, like
+        `npu run MODEL.onnx`: the registration stays and is found again by hash).
         `inputs`: name -> ndarray, torch tensor, Python scalar or list (converted
-        to the input's declared dtype), or Handle. `keep`: outputs to leave on
-        the device as handles; `profile`: return the modeled profile.
+        to the input's declared dtype), or Handle. Inputs that make the request
+        too large for one message are uploaded first and freed after the run.
+        `keep`: outputs to leave on the device as handles; `profile`: return the
+        modeled profile.
         """
         request = runtime_pb2.RunRequest()
-        declared = {}
+        message = graphs.graph_message(graph) if graphs.is_graph(graph) else None
+        if message is not None and message.ByteSize() + MESSAGE_OVERHEAD_BYTES > self._max_send_bytes:
+            message = None
+        if message is None and not isinstance(graph, RegisteredGraph):
+            graph = self.register(graph, device or "npu:0")
         if isinstance(graph, RegisteredGraph):
             request.graph_id = graph.id
             declared = graph._input_dtypes
             device = device or graph.device
         else:
-            message = graphs.graph_message(graph)
             request.graph.CopyFrom(message)
             declared = {v.name: v.dtype for v in message.inputs}
         for name, value in (inputs or {}).items():
@@ -230,18 +292,40 @@ class Client:
         request.options.debug = debug
         request.options.keep_on_device.extend(keep)
         request.options.keep_all_on_device = keep_all
-        return RunResult(self._call(self._runtime.Run, request, timeout))
+        uploaded = []
+        try:
+            self._upload_until_it_fits(request, uploaded)
+            return RunResult(self._call(self._runtime.Run, request, timeout))
+        finally:
+            for handle in uploaded:  # best effort: the run's result stands
+                try:
+                    self.free(handle)
+                except NpuError:
+                    pass
+
+    def _upload_until_it_fits(self, request, uploaded):
+        """Feeds the largest inline inputs by handle until the request fits one message."""
+        inline = sorted((e for e in request.inputs if e.HasField("tensor")), key=lambda e: len(e.tensor.data),
+                        reverse=True)
+        for entry in inline:
+            if request.ByteSize() + MESSAGE_OVERHEAD_BYTES <= self._max_send_bytes:
+                return
+            handle = self.upload(entry.tensor, request.options.device)
+            uploaded.append(handle.id)
+            entry.handle = handle.id
 
 
-def connect(target="127.0.0.1:50051", tls=None, token=None, timeout=60.0, retry=True) -> Client:
+def connect(target="127.0.0.1:50051", tls=None, token=None, timeout=60.0, retry=True,
+            max_send_bytes=MAX_SEND_BYTES) -> Client:
     """A Client for `target` (HOST:PORT, ipv4:A,B or dns:///NAME:PORT).
 
     tls: False/None plaintext; True TLS with the system roots; "ca.pem" TLS with
     that CA; npuserve.TLS(ca=, cert=, key=) for mutual TLS. token: a bearer
     token (the server's --auth_tokens). timeout: seconds per call. Connecting
-    happens on the first call.
+    happens on the first call. max_send_bytes: the largest message sent;
+    models and inputs above it are streamed.
     """
-    return Client(target, tls=tls, token=token, timeout=timeout, retry=retry)
+    return Client(target, tls=tls, token=token, timeout=timeout, retry=retry, max_send_bytes=max_send_bytes)
 
 
 def _output(o):

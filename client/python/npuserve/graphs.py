@@ -1,24 +1,42 @@
-"""What register() and run() accept as a graph.
+"""What register() and run() accept as a model, and the bytes sent for it.
 
-Today: an npu.v1.Graph message, its JSON form (a dict, as protobuf's JSON
-mapping writes it), or the path of such a .json file (examples/graphs/mlp.json).
-ONNX models and torch modules take the same place once the server imports ONNX
-itself (RegisterGraph with the model's bytes, issue 12); until then they are
-refused with what to do instead.
+- an npu.v1.Graph message, its JSON form (a dict, as protobuf's JSON mapping
+  writes it), or the path of such a .json file (examples/graphs/mlp.json);
+- an ONNX model: a .onnx path, its bytes, or an onnx.ModelProto. The server
+  imports it (RegisterGraph with the model's bytes): nothing is converted here;
+- a torch.nn.Module with example inputs, exported here with torch.onnx.export
+  (opset 17, eval mode) and then sent as an ONNX model.
+
+A model is identified by the SHA-256 of the bytes sent (an npu.v1.Graph's
+deterministic serialization, as the C++ client computes it), so the server
+finds an earlier registration of the same content without the bytes.
 """
+import dataclasses
+import hashlib
+import io
 import os
 
 from google.protobuf import json_format
 
-from npuserve._stubs import graph_pb2
+from npuserve._stubs import graph_pb2, runtime_pb2
 
-_ONNX_LATER = ("registering {what} from Python waits for the server's ONNX import (RegisterGraph with ONNX "
-               "bytes, issue 12). Today: `npu run MODEL.onnx ...` on the command line converts it, or pass an "
-               "npu.v1.Graph (a message, its JSON form, or a .json file)")
+NPU_GRAPH = runtime_pb2.RegisterGraphHeader.NPU_GRAPH
+ONNX = runtime_pb2.RegisterGraphHeader.ONNX
+ONNX_OPSET = 17  # what the server's import is tested with (opsets 13-18 are accepted)
+
+
+@dataclasses.dataclass(frozen=True)
+class Model:
+    """The bytes register() sends: `format` NPU_GRAPH or ONNX, `data`, and
+    `sha256` (lowercase hex) of `data`. `graph` is the npu.v1.Graph when it is one."""
+    format: int
+    data: bytes
+    sha256: str
+    graph: object = None
 
 
 def graph_message(source):
-    """The npu.v1.Graph that `source` names (see the module's docstring)."""
+    """The npu.v1.Graph that `source` names (a message, its JSON dict or a .json path)."""
     if isinstance(source, graph_pb2.Graph):
         return source
     if isinstance(source, dict):
@@ -28,24 +46,100 @@ def graph_message(source):
             raise ValueError(f"graph dict is not an npu.v1.Graph: {e}") from None
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
-        if path.endswith(".onnx"):
-            raise NotImplementedError(_ONNX_LATER.format(what=f"ONNX model \"{path}\""))
         try:
             with open(path, encoding="utf-8") as f:
                 text = f.read()
         except OSError as e:
             raise ValueError(f"cannot read graph file \"{path}\": {e.strerror}") from None
+        except UnicodeDecodeError:
+            raise ValueError(f"\"{path}\" is not an npu.v1.Graph in JSON (name ONNX models .onnx)") from None
         try:
             return json_format.Parse(text, graph_pb2.Graph())
         except json_format.ParseError as e:
             raise ValueError(f"\"{path}\" is not an npu.v1.Graph in JSON: {e}") from None
-    if isinstance(source, (bytes, bytearray)) or type(source).__name__ == "ModelProto":
-        raise NotImplementedError(_ONNX_LATER.format(what="an ONNX model"))
-    if _is_torch_module(source):
-        raise NotImplementedError(_ONNX_LATER.format(what="a torch module") +
-                                  "; npuserve.torch.compile(module, example_inputs) will export and register it")
-    raise TypeError(f"a graph is an npu.v1.Graph, its JSON dict, or a .json path; got {type(source).__name__}")
+    raise TypeError(f"an npu.v1.Graph is a message, its JSON dict, or a .json path; got {type(source).__name__}")
 
 
-def _is_torch_module(value):
+def is_graph(source):
+    """Whether `source` is an npu.v1.Graph in one of its forms (a Run may carry it inline)."""
+    if isinstance(source, (graph_pb2.Graph, dict)):
+        return True
+    return isinstance(source, (str, os.PathLike)) and not os.fspath(source).endswith(".onnx")
+
+
+def model_of(source, example_inputs=None, **export_options):
+    """The Model register() sends for `source` (see the module's docstring).
+
+    `example_inputs` (a tensor or a tuple of them) and `export_options`
+    (input_names, output_names, dynamic_axes, opset_version) are for a torch
+    module only.
+    """
+    if is_torch_module(source):
+        return _model(ONNX, export_torch(source, example_inputs, **export_options))
+    if example_inputs is not None or export_options:
+        raise TypeError(f"example_inputs and export options are for a torch.nn.Module; got "
+                        f"{type(source).__name__}")
+    if is_graph(source):
+        graph = graph_message(source)
+        return dataclasses.replace(_model(NPU_GRAPH, graph.SerializeToString(deterministic=True)), graph=graph)
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            raise ValueError(f"cannot read ONNX model \"{path}\": {e.strerror}") from None
+        if not data:
+            raise ValueError(f"ONNX model \"{path}\" is empty")
+        return _model(ONNX, data)
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        if not len(source):
+            raise ValueError("the ONNX model's bytes are empty")
+        return _model(ONNX, bytes(source))
+    if _is_onnx_model_proto(source):
+        return _model(ONNX, source.SerializeToString())
+    raise TypeError("a model is an npu.v1.Graph (message, JSON dict, .json path), an ONNX model (.onnx path, bytes, "
+                    f"onnx.ModelProto) or a torch.nn.Module with example_inputs; got {type(source).__name__}")
+
+
+def export_torch(module, example_inputs, input_names=None, output_names=None, dynamic_axes=None,
+                 opset_version=ONNX_OPSET):
+    """The ONNX bytes of `module` in eval mode, traced with `example_inputs`.
+
+    Inputs are named input_names (default x0, x1, ...) and outputs output_names
+    (default y0, y1, ...): the names run() takes and returns.
+    """
+    import torch  # only when given a module
+
+    if example_inputs is None:
+        raise ValueError("registering a torch.nn.Module needs example_inputs (a tensor or a tuple of tensors) "
+                         "to trace it with torch.onnx.export")
+    args = tuple(example_inputs) if isinstance(example_inputs, (tuple, list)) else (example_inputs,)
+    if input_names is None:
+        input_names = [f"x{i}" for i in range(len(args))]
+    was_training = module.training
+    module.eval()
+    try:
+        with torch.no_grad():
+            if output_names is None:
+                outputs = module(*args)
+                count = len(outputs) if isinstance(outputs, (tuple, list)) else 1
+                output_names = [f"y{i}" for i in range(count)]
+            buffer = io.BytesIO()
+            torch.onnx.export(module, args, buffer, opset_version=opset_version, input_names=list(input_names),
+                              output_names=list(output_names), dynamic_axes=dynamic_axes, do_constant_folding=True)
+    finally:
+        module.train(was_training)
+    return buffer.getvalue()
+
+
+def _model(format, data):
+    return Model(format, data, hashlib.sha256(data).hexdigest())
+
+
+def is_torch_module(value):
     return any(c.__module__.startswith("torch.nn") and c.__name__ == "Module" for c in type(value).__mro__)
+
+
+def _is_onnx_model_proto(value):
+    return type(value).__name__ == "ModelProto" and hasattr(value, "SerializeToString")
