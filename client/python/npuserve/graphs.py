@@ -120,14 +120,17 @@ def export_torch(module, example_inputs, input_names=None, output_names=None, dy
     was_training = module.training
     module.eval()
     try:
-        with torch.no_grad():
-            if output_names is None:
+        if output_names is None:
+            with torch.no_grad():
                 outputs = module(*args)
-                count = len(outputs) if isinstance(outputs, (tuple, list)) else 1
-                output_names = [f"y{i}" for i in range(count)]
-            buffer = io.BytesIO()
-            torch.onnx.export(module, args, buffer, opset_version=opset_version, input_names=list(input_names),
-                              output_names=list(output_names), dynamic_axes=dynamic_axes, do_constant_folding=True)
+            count = len(outputs) if isinstance(outputs, (tuple, list)) else 1
+            output_names = [f"y{i}" for i in range(count)]
+        buffer = io.BytesIO()
+        # With gradients on: under no_grad, eval-mode attention layers take
+        # torch's fused fast path (aten::_native_multi_head_attention), which
+        # has no ONNX export.
+        torch.onnx.export(module, args, buffer, opset_version=opset_version, input_names=list(input_names),
+                          output_names=list(output_names), dynamic_axes=dynamic_axes, do_constant_folding=True)
     finally:
         module.train(was_training)
     return buffer.getvalue()
