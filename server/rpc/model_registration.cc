@@ -39,33 +39,42 @@ absl::StatusOr<LoadedModel> ParseModel(v1::RegisterGraphHeader::Format format, s
   }
 }
 
-absl::StatusOr<v1::RegisterGraphResponse> RegisterModelBytes(ServerState& state, const std::string& tenant,
-                                                             v1::RegisterGraphHeader::Format format,
-                                                             std::string bytes, const std::string& device,
-                                                             const std::string& claimed_sha256) {
+absl::StatusOr<v1::RegisterGraphResponse> RegisterModel(ServerState& state, const std::string& tenant,
+                                                        uint64_t model_bytes, const std::string& sha256,
+                                                        const std::string& device, const std::string& claimed_sha256,
+                                                        absl::FunctionRef<absl::StatusOr<LoadedModel>()> load) {
   auto dev = state.devices.Find(device);
   if (!dev.ok()) return dev.status();
-  if (bytes.size() > state.limits.max_model_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat("the model is ", bytes.size(), " bytes; the limit is ",
+  if (model_bytes > state.limits.max_model_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat("the model is ", model_bytes, " bytes; the limit is ",
                                                    state.limits.max_model_bytes));
   }
-  const std::string sha = Sha256Hex(bytes);
-  if (!claimed_sha256.empty() && claimed_sha256 != sha) {
+  if (!claimed_sha256.empty() && claimed_sha256 != sha256) {
     return absl::InvalidArgumentError(absl::StrCat("content_sha256 ", claimed_sha256.substr(0, 64),
-                                                   " does not match the model's bytes (", sha, ")"));
+                                                   " does not match the model's bytes (", sha256, ")"));
   }
-  if (auto found = state.graphs.FindByHash(tenant, sha); found.ok()) {
-    return DescribeRegistration(found->first, *found->second, sha);
+  if (auto found = state.graphs.FindByHash(tenant, sha256); found.ok()) {
+    return DescribeRegistration(found->first, *found->second, sha256);
   }
-  auto model = ParseModel(format, std::move(bytes));
+  auto model = load();
   if (!model.ok()) return model.status();
   auto entry = RegisteredGraph::Create(std::move(model->graph), std::move(model->declared_outputs),
                                        (*dev)->preset(), state.plan_limits(), state.limits.max_plans_per_graph);
   if (!entry.ok()) return entry.status();
-  const std::string id = state.graphs.Add(tenant, *entry, sha);
+  const std::string id = state.graphs.Add(tenant, *entry, sha256);
   auto stored = state.graphs.Get(tenant, id);  // a concurrent registration of the same bytes may have won
   if (!stored.ok()) return stored.status();
-  return DescribeRegistration(id, **stored, sha);
+  return DescribeRegistration(id, **stored, sha256);
+}
+
+absl::StatusOr<v1::RegisterGraphResponse> RegisterModelBytes(ServerState& state, const std::string& tenant,
+                                                             v1::RegisterGraphHeader::Format format,
+                                                             std::string bytes, const std::string& device,
+                                                             const std::string& claimed_sha256) {
+  const uint64_t size = bytes.size();
+  const std::string sha = size > state.limits.max_model_bytes ? std::string() : Sha256Hex(bytes);
+  return RegisterModel(state, tenant, size, sha, device, claimed_sha256,
+                       [&]() { return ParseModel(format, std::move(bytes)); });
 }
 
 }  // namespace npu::rpc

@@ -7,11 +7,26 @@
 #include <memory>
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "npu/v1/runtime.pb.h"
 #include "server/rpc/server_state.h"
 
 namespace npu::rpc {
+
+// A model's graph, with the outputs it declares (ONNX's, with their types).
+struct LoadedModel {
+  std::shared_ptr<const v1::Graph> graph;
+  std::vector<v1::ValueInfo> declared_outputs;
+};
+
+// The model's size and hash are known; `load` gives its graph, called only when
+// `tenant` has no registration of this hash yet. `claimed_sha256` (may be
+// empty) must equal `sha256`.
+absl::StatusOr<v1::RegisterGraphResponse> RegisterModel(ServerState& state, const std::string& tenant,
+                                                        uint64_t model_bytes, const std::string& sha256,
+                                                        const std::string& device, const std::string& claimed_sha256,
+                                                        absl::FunctionRef<absl::StatusOr<LoadedModel>()> load);
 
 // `bytes`: a serialized npu.v1.Graph (NPU_GRAPH) or onnx.ModelProto (ONNX).
 // `claimed_sha256` (may be empty) must equal the bytes' hash.
@@ -24,12 +39,7 @@ absl::StatusOr<v1::RegisterGraphResponse> RegisterModelBytes(ServerState& state,
 v1::RegisterGraphResponse DescribeRegistration(const std::string& id, const RegisteredGraph& graph,
                                                const std::string& sha256);
 
-// The graph of a model file: DIR/model.onnx (imported) or DIR/graph.json
-// (npu.v1.Graph in protobuf's JSON mapping), with the declared outputs.
-struct LoadedModel {
-  std::shared_ptr<const v1::Graph> graph;
-  std::vector<v1::ValueInfo> declared_outputs;
-};
+// The graph of `bytes`: an imported onnx.ModelProto, or a serialized npu.v1.Graph.
 absl::StatusOr<LoadedModel> ParseModel(v1::RegisterGraphHeader::Format format, std::string bytes);
 
 }  // namespace npu::rpc

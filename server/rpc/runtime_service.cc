@@ -1,6 +1,7 @@
 #include "server/rpc/runtime_service.h"
 
 #include "base/deterministic_bytes.h"
+#include "base/sha256.h"
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/model_registration.h"
 #include "server/rpc/request_log.h"
@@ -14,21 +15,28 @@ grpc::Status RuntimeServiceImpl::RegisterGraph(grpc::ServerContext* ctx, const v
   if (!tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
   log.set_tenant(*tenant);
   if (auto s = state_.CheckAdmitting(); !s.ok()) return ToGrpcStatus(log.Finish(s));
-  std::string bytes;
-  v1::RegisterGraphHeader::Format format = v1::RegisterGraphHeader::NPU_GRAPH;
+  absl::StatusOr<v1::RegisterGraphResponse> registered;
   switch (req->model_case()) {
-    case v1::RegisterGraphRequest::kGraph:
-      // Hashed as its deterministic serialization, which clients can compute too.
-      bytes = DeterministicBytes(req->graph());
+    case v1::RegisterGraphRequest::kGraph: {
+      // Hashed as its deterministic serialization, which clients can compute
+      // too; the graph itself is copied from the request, not parsed again.
+      std::string bytes = DeterministicBytes(req->graph());
+      const uint64_t size = bytes.size();
+      const std::string sha = Sha256Hex(bytes);
+      std::string().swap(bytes);
+      registered = RegisterModel(state_, *tenant, size, sha, req->device(), req->content_sha256(),
+                                 [&]() -> absl::StatusOr<LoadedModel> {
+                                   return LoadedModel{std::make_shared<const v1::Graph>(req->graph()), {}};
+                                 });
       break;
+    }
     case v1::RegisterGraphRequest::kOnnxModel:
-      bytes = req->onnx_model();
-      format = v1::RegisterGraphHeader::ONNX;
+      registered = RegisterModelBytes(state_, *tenant, v1::RegisterGraphHeader::ONNX, req->onnx_model(),
+                                      req->device(), req->content_sha256());
       break;
     default:
       return ToGrpcStatus(log.Finish(absl::InvalidArgumentError("the request carries no model (graph or onnx_model)")));
   }
-  auto registered = RegisterModelBytes(state_, *tenant, format, std::move(bytes), req->device(), req->content_sha256());
   if (!registered.ok()) return ToGrpcStatus(log.Finish(registered.status()));
   *resp = *std::move(registered);
   return ToGrpcStatus(log.Finish(absl::OkStatus()));

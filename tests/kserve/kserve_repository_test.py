@@ -239,7 +239,7 @@ class ModelRepositoryTest(unittest.TestCase):
     def test_each_kind_of_bad_model_folder_says_what_is_wrong(self):
         cases = {
             "garbage_onnx": ("1/model.onnx", b"\x08\x07garbage that is no ModelProto",
-                             "garbage_onnx/1/model.onnx\" is not a valid ONNX model"),
+                             "garbage_onnx/1/model.onnx: the ONNX model is not a valid onnx.ModelProto"),
             "two_files": ("1/model.onnx", None, "holds both model.onnx and graph.json; keep one"),
             "bad_json": ("1/graph.json", b'{"nodes": 5}', "is not an npu.v1.Graph in JSON"),
             "no_file": ("1/weights.bin", b"\0", "no model.onnx or graph.json in"),
