@@ -1,5 +1,6 @@
 #include "server/rpc/kserve_infer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -56,6 +57,40 @@ absl::StatusOr<device::Device*> ChooseDevice(const ServerState& state, const Inf
     }
   }
   return best;
+}
+
+std::string Describe(const v1::ValueInfo& v) {
+  return Describe(graph::TensorType{v.dtype(), graph::Shape(v.shape().begin(), v.shape().end())});
+}
+
+// The plan that serves this request. A model with dynamic dims (-1) is planned
+// for the shapes the request's inputs bring (one cached plan per signature);
+// a static model has one plan per preset.
+absl::StatusOr<std::shared_ptr<const graph::Plan>> PlanForRequest(RegisteredGraph& model, const std::string& name,
+                                                                  const device::DevicePreset& preset,
+                                                                  const graph::PlanLimits& limits,
+                                                                  const std::vector<InferTensor>& given) {
+  if (!model.dynamic()) return model.PlanFor(preset, limits);
+  std::vector<std::string> names;
+  for (const v1::ValueInfo& in : model.inputs()) names.push_back(in.name());
+  for (const InferTensor& in : given) {
+    if (std::find(names.begin(), names.end(), in.name) == names.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("model ", graph::Quoted(name), " has no input ",
+                                                     graph::Quoted(in.name), " (inputs: ", absl::StrJoin(names, ", "),
+                                                     ")"));
+    }
+  }
+  std::vector<graph::TensorType> types;
+  for (const v1::ValueInfo& declared : model.inputs()) {
+    auto it = std::find_if(given.begin(), given.end(), [&](const InferTensor& t) { return t.name == declared.name(); });
+    if (it == given.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("input ", graph::Quoted(declared.name()), " of model ",
+                                                     graph::Quoted(name), " is missing; it takes ",
+                                                     Describe(declared)));
+    }
+    types.push_back(it->tensor.type());
+  }
+  return model.PlanFor(preset, types, limits);
 }
 
 // The request's inputs in plan order, each checked against the plan.
@@ -197,7 +232,7 @@ absl::Status Submit(const std::shared_ptr<InferRun>& run, const KserveModels& mo
   run->model = *std::move(model);
   auto device = ChooseDevice(state, req.parameters);
   if (!device.ok()) return device.status();
-  auto plan = run->model.graph->PlanFor((*device)->preset(), state.plan_limits());
+  auto plan = PlanForRequest(*run->model.graph, run->model.name, (*device)->preset(), state.plan_limits(), req.inputs);
   if (!plan.ok()) return plan.status();
   run->plan = *std::move(plan);
   auto inputs = BindInputs(*run->plan, run->model.name, req.inputs);

@@ -13,13 +13,17 @@ namespace {
 
 constexpr char kGraphVersion[] = "1";
 
-void DescribeValues(const graph::Plan& plan, const std::vector<int>& ids,
+// A model's inputs or outputs as declared: -1 for a dynamic dim (bound by each
+// request); an output whose type is known only once a request binds the
+// dims (a dynamic npu.v1.Graph declares none) has no datatype or shape.
+void DescribeValues(const std::vector<v1::ValueInfo>& values,
                     google::protobuf::RepeatedPtrField<inference::ModelMetadataResponse::TensorMetadata>* out) {
-  for (int v : ids) {
+  for (const v1::ValueInfo& v : values) {
     auto* t = out->Add();
-    t->set_name(plan.values[v].name);
-    t->set_datatype(KserveDataTypeName(plan.values[v].type.dtype));
-    for (int64_t d : plan.values[v].type.shape) t->add_shape(d);
+    t->set_name(v.name());
+    if (v.dtype() == v1::DATA_TYPE_UNSPECIFIED) continue;
+    t->set_datatype(KserveDataTypeName(v.dtype()));
+    for (int64_t d : v.shape()) t->add_shape(d);
   }
 }
 
@@ -101,16 +105,12 @@ absl::StatusOr<inference::ModelMetadataResponse> KserveModels::Metadata(const st
                                                                         absl::string_view version) const {
   auto model = Find(tenant, name, version);
   if (!model.ok()) return model.status();
-  // Every device of a server has the same preset, so the first one's plan says
-  // what any device takes and returns.
-  auto plan = model->graph->PlanFor(state_.devices.devices().front()->preset(), state_.plan_limits());
-  if (!plan.ok()) return plan.status();
   inference::ModelMetadataResponse out;
   out.set_name(model->name);
   for (const std::string& v : model->versions) out.add_versions(v);
   out.set_platform(model->platform);
-  DescribeValues(**plan, (*plan)->inputs, out.mutable_inputs());
-  DescribeValues(**plan, (*plan)->outputs, out.mutable_outputs());
+  DescribeValues(model->graph->inputs(), out.mutable_inputs());
+  DescribeValues(model->graph->outputs(), out.mutable_outputs());
   return out;
 }
 

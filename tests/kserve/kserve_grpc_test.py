@@ -78,6 +78,9 @@ class KserveGrpcTest(unittest.TestCase):
         cls.add_id = reg(h.graph_json("add", [("x", np.float32, (2, 4)), ("y", np.float32, (2, 4))],
                                       [h.node("add", "Add", ["x", "y"], ["z"]),
                                        h.node("neg", "Neg", ["z"], ["n"])], ["z", "n"]))
+        # Dynamic batch dim: planned for each request's shapes.
+        cls.dynamic_id = reg(h.graph_json("dynamic_add", [("x", np.float32, (-1, 4)), ("y", np.float32, (-1, 4))],
+                                          [h.node("add", "Add", ["x", "y"], ["z"])], ["z"]))
         # Long enough to be stopped by a deadline: 24 chained 512^3 fp16 MatMuls.
         nodes = [h.node(f"mm{i}", "MatMul", [f"v{i}", "w"], [f"v{i + 1}"]) for i in range(24)]
         w = np.full((512, 512), 1 / 512, np.float16)
@@ -124,6 +127,24 @@ class KserveGrpcTest(unittest.TestCase):
                          'model "nope" not found')
         self.assertFails(self.k.ModelMetadata, kp.ModelMetadataRequest(name="mlp", version="2"),
                          grpc.StatusCode.NOT_FOUND, 'model "mlp" has no version "2"')
+
+    def test_a_model_with_dynamic_dims_is_planned_for_each_requests_shapes(self):
+        meta = self.k.ModelMetadata(kp.ModelMetadataRequest(name="dynamic_add"))
+        self.assertEqual([(t.name, t.datatype, list(t.shape)) for t in meta.inputs],
+                         [("x", "FP32", [-1, 4]), ("y", "FP32", [-1, 4])])
+        self.assertEqual([(t.name, t.datatype) for t in meta.outputs], [("z", "")])  # typed once bound
+        for batch in (1, 3, 7, 3):
+            x, y = h.sample(np.float32, (batch, 4), RNG), h.sample(np.float32, (batch, 4), RNG)
+            out = raw_outputs(self.k.ModelInfer(raw_request("dynamic_add", {"x": x, "y": y})))
+            np.testing.assert_array_equal(out["z"], x + y)  # one IEEE add: exact
+        x = h.sample(np.float32, (2, 4), RNG)
+        infer, INVALID = self.k.ModelInfer, grpc.StatusCode.INVALID_ARGUMENT
+        self.assertFails(infer, raw_request("dynamic_add", {"x": x}), INVALID,
+                         'input "y" of model "dynamic_add" is missing; it takes FP32[-1,4]')
+        self.assertFails(infer, raw_request("dynamic_add", {"x": x, "y": x, "q": x}), INVALID, 'has no input "q"')
+        self.assertFails(infer, raw_request("dynamic_add", {"x": x, "y": x.reshape(4, 2)}), INVALID, '"y"')
+        self.assertFails(infer, raw_request("dynamic_add", {"x": x, "y": h.sample(np.float32, (3, 4), RNG)}),
+                         INVALID, '"add"')
 
     def test_model_ready(self):
         self.assertTrue(self.k.ModelReady(kp.ModelReadyRequest(name="mlp")).ready)
