@@ -301,6 +301,67 @@ class PlainServer(unittest.TestCase):
                     expected = net(torch.from_numpy(x)).numpy()
                 np.testing.assert_array_equal(reg(x=x)["y"], expected)
 
+    def test_torch_compile_returns_what_the_module_returns(self):
+        import torch
+        import npuserve.torch
+
+        class TwoHeads(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.linear = torch.nn.Linear(4, 5)
+
+            def forward(self, x, shift):
+                y = self.linear(x)
+                return y, {"relu": torch.relu(y - shift)}
+
+        net = TwoHeads()
+        with torch.no_grad():  # small integers: every product and sum is exact in fp16 and fp32
+            net.linear.weight.copy_(torch.from_numpy(small_ints((5, 4), np.float32)))
+            net.linear.bias.copy_(torch.arange(5.0) - 2)
+        x, shift = torch.from_numpy(small_ints((2, 4), np.float32)), torch.tensor([1.0, 0, -1, 2, 0])
+        compiled = npuserve.torch.compile(net, (x, shift), client=self.npu)
+        again = npuserve.torch.compile(net, (x, shift), client=self.npu)
+        self.assertEqual(again.graph.id, compiled.graph.id)  # registered once
+        y, heads = compiled(x, shift)
+        with torch.no_grad():
+            want_y, want_heads = net(x, shift)
+        self.assertIsInstance(y, torch.Tensor)
+        self.assertEqual(set(heads), {"relu"})
+        torch.testing.assert_close(y, want_y, rtol=0, atol=0)
+        torch.testing.assert_close(heads["relu"], want_heads["relu"], rtol=0, atol=0)
+        with self.assertRaises(npuserve.NpuError) as e:  # exported for a batch of 2
+            compiled(torch.zeros(3, 4), shift)
+        self.assertEqual(e.exception.code.name, "INVALID_ARGUMENT")
+        self.assertIn('"x0"', e.exception.details)
+        with self.assertRaisesRegex(TypeError, "1 inputs given; the module was compiled with 2"):
+            compiled(x)
+        with self.assertRaisesRegex(TypeError, "takes tensors"):
+            compiled(x, [1.0, 0, -1, 2, 0])
+        compiled.close()
+        with self.assertRaises(npuserve.NpuError) as e:
+            again(x, shift)
+        self.assertEqual(e.exception.code.name, "NOT_FOUND")
+
+    def test_torch_compile_dynamic_takes_any_batch(self):
+        import torch
+        import npuserve.torch
+        net = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Tanh())
+        with torch.no_grad():
+            net[0].weight.copy_(torch.from_numpy(small_ints((3, 4), np.float32)))
+            net[0].bias.zero_()
+        with npuserve.torch.compile(net, torch.zeros(2, 4), client=self.npu, dynamic=True, profile=True) as compiled:
+            self.assertEqual(compiled.graph.inputs, [npuserve.ValueType("x0", "float32", (-1, 4))])
+            for batch in (1, 6):
+                x = torch.from_numpy(small_ints((batch, 4), np.float32)) / 8
+                got = compiled(x)
+                self.assertEqual(tuple(got.shape), (batch, 3))
+                # Tanh on the Vector unit: within a few fp32 ulps of float64.
+                want = torch.tanh(x.double() @ net[0].weight.double().T)
+                torch.testing.assert_close(got.double(), want, rtol=4 * 2 ** -23, atol=2 ** -24)
+                self.assertTrue(compiled.last_result.op_summary())
+        with self.assertRaisesRegex(TypeError, "torch.nn.Module"):
+            npuserve.torch.compile(lambda x: x, torch.zeros(1), client=self.npu)
+
     def test_bad_models_are_refused_by_name(self):
         import onnx
         import torch
