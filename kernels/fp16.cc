@@ -62,4 +62,20 @@ void FloatToHalfN(const float* in, half_bits* out, size_t n, bool saturate) {
   VectorKernels().narrow(in, out, n, saturate);
 }
 
+uint64_t CountHalfOverflow(const float* in, size_t n) {
+  uint64_t count = 0;
+  for (size_t i = 0; i < n; ++i) {
+    // 0x477ff000 = 65520: the first magnitude that rounds past 65504 (FloatToHalf);
+    // inf and NaN bit patterns are above it.
+    count += (std::bit_cast<uint32_t>(in[i]) & 0x7fffffffu) >= 0x477ff000u;
+  }
+  return count;
+}
+
+uint64_t CountNonFinite(const float* in, size_t n) {
+  uint64_t count = 0;
+  for (size_t i = 0; i < n; ++i) count += (std::bit_cast<uint32_t>(in[i]) & 0x7fffffffu) >= 0x7f800000u;
+  return count;
+}
+
 }  // namespace npu::kernels

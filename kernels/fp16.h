@@ -29,4 +29,10 @@ half_bits FloatToHalfSaturate(float f);
 void HalfToFloatN(const half_bits* in, float* out, size_t n);
 void FloatToHalfN(const float* in, half_bits* out, size_t n, bool saturate);
 
+// The float-status counts (what sets an NPU's overflow flag): of n fp32
+// results, how many overflow fp16 (round beyond +-65504, i.e. become inf or
+// saturate) or are inf/NaN; and how many are inf/NaN, for fp32 results.
+uint64_t CountHalfOverflow(const float* in, size_t n);
+uint64_t CountNonFinite(const float* in, size_t n);
+
 }  // namespace npu::kernels

@@ -27,6 +27,19 @@ const std::map<std::string, std::set<std::string>>& SupportedOps() {
       {"Shape", {"start", "end"}}, {"Sigmoid", {}}, {"Silu", {}}, {"Sin", {}}, {"Slice", {}}, {"Softmax", {"axis"}},
       {"Split", {"axis", "split", "num_outputs"}}, {"Sqrt", {}}, {"Squeeze", {"axes"}}, {"Sub", {}},
       {"Tanh", {}}, {"Transpose", {"perm"}}, {"Unsqueeze", {"axes"}}, {"Where", {}},
+      {"SoftmaxCrossEntropyLoss", {"reduction", "ignore_index"}},
+      // Training ops (ONNX Runtime's names for the gradients), as training graphs hold them.
+      {"AveragePoolGrad", {"kernel_shape", "strides", "pads", "dilations", "ceil_mode", "auto_pad", "count_include_pad"}},
+      {"BatchNormalizationGrad", {"epsilon", "momentum", "training_mode", "spatial"}},
+      {"ConvGrad", {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}},
+      {"DropoutGrad", {}}, {"GatherGrad", {"axis"}}, {"GeluGrad", {"approximate"}},
+      {"LayerNormalizationGrad", {"axis", "epsilon", "stash_type"}}, {"LeakyReluGrad", {"alpha"}},
+      {"LogSoftmaxGrad", {"axis"}},
+      {"MaxPoolGrad", {"kernel_shape", "strides", "pads", "dilations", "ceil_mode", "auto_pad", "storage_order"}},
+      {"ReluGrad", {}}, {"SeededDropout", {}}, {"SigmoidGrad", {}}, {"SoftmaxCrossEntropyLossGrad", {"reduction", "ignore_index"}},
+      {"SoftmaxGrad", {"axis"}}, {"TanhGrad", {}},
+      {"SGDUpdate", {"momentum", "weight_decay", "nesterov"}},
+      {"AdamUpdate", {"beta1", "beta2", "epsilon", "weight_decay", "decoupled"}}, {"NPUGetFloatStatus", {}}, {"HcclAllReduce", {}},
   };
   return *ops;
 }

@@ -14,6 +14,9 @@ namespace npu::client::cli {
 namespace {
 
 constexpr int kTracksPerCore = 8;
+// HCCL tasks (collectives on the links, no core) get a track of their own
+// after every core's, so they draw beside the compute they overlap.
+constexpr int kCommTrack = 1 << 20;
 constexpr std::array<const char*, 7> kUnits = {"cube", "vector", "scalar", "mte1", "mte2", "mte3", "fixpipe"};
 
 std::array<uint64_t, 7> Busy(const npu::v1::UnitCycles& b) {
@@ -98,6 +101,12 @@ void WriteChromeTrace(const npu::v1::Profile& profile, std::ostream& out) {
   w.Meta("process_name", 0, absl::StrCat("\"name\":", JsonString(absl::StrCat(profile.device(), " (",
                                                                               profile.preset(), ")"))));
   w.Meta("thread_name", 0, "\"name\":\"ops\"");
+  bool comm = false;
+  for (const npu::v1::NodeProfile& node : profile.nodes()) comm = comm || node.task_type() == "HCCL";
+  if (comm) {
+    w.Meta("thread_name", kCommTrack, "\"name\":\"HCCL (communication)\"");
+    w.Meta("thread_sort_index", kCommTrack, absl::StrCat("\"sort_index\":", kCommTrack));
+  }
   // Name only the tracks the run used: the cores it placed tiles on, the units it kept busy there.
   std::map<int, std::array<bool, kUnits.size()>> used;
   for (const npu::v1::NodeProfile& node : profile.nodes()) {
@@ -126,7 +135,8 @@ void WriteChromeTrace(const npu::v1::Profile& profile, std::ostream& out) {
     const std::string node_args = absl::StrCat("\"op_type\":", JsonString(node.op_type()), ",\"task_type\":",
                                                JsonString(node.task_type()), ",\"block_dim\":", node.block_dim());
     const auto [issue, done] = TaskSpanOf(node);
-    w.Slice(node.name(), "op", 0, issue, done - issue,
+    const bool hccl = node.task_type() == "HCCL";
+    w.Slice(node.name(), hccl ? "hccl" : "op", hccl ? kCommTrack : 0, issue, done - issue,
             absl::StrCat(node_args, ",\"tiles\":", node.tiles_size(), ",\"ready_cycle\":", node.ready_cycle(),
                          ",\"dispatch_cycle\":", issue, ",\"start_cycle\":", node.start_cycle(),
                          ",\"end_cycle\":", node.end_cycle(), ",\"complete_cycle\":", done,

@@ -102,6 +102,11 @@ std::vector<uint64_t> CorePool::L2HitsOfWave(const std::vector<TileWork>& tiles,
 ScheduledOp CorePool::Schedule(const OpWork& work, uint64_t ready) {
   ScheduledOp op;
   op.ready = op.dispatch = op.start = op.end = op.complete = ready;
+  if (work.task_type == TaskType::kHccl) {  // on the links: its group fixed when (collective_group.h)
+    op.dispatch = op.start = std::max(ready, work.comm.start);
+    op.end = op.complete = std::max(op.start, work.comm.end);
+    return op;
+  }
   if (work.task_type == TaskType::kAiCpu || work.tiles.empty()) return op;
   const auto& eligible = CoresFor(work.task_type);
   const size_t active = std::min(work.tiles.size(), eligible.size());

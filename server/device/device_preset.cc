@@ -63,6 +63,8 @@ DevicePreset Ascend910() {
   p.l2_bytes_per_cycle = 114;                // [S] CANN l2_rate of the 310P (same core family), as hicann tests quote it
   p.l2_bytes_per_s = 32 * 114 * 1.0e9;       // [D] every core at its L2 rate
   p.fp16_saturation = true;                  // torch_npu / CANN docs: 910 is saturation-only
+  p.link_bytes_per_s = 30e9;                 // [S] HCCS 240 Gbit/s per link (Ascend 910 spec sheets)
+  p.link_latency_s = 2e-6;                   // [A] not published: per ring step (docs/device-model.md)
   SetEngineRates(p);
   SetDispatchCosts(p);
   return p;
@@ -88,6 +90,8 @@ DevicePreset Ascend310() {
   p.l2_bytes_per_cycle = 128;                // [P] CANN l2_rate, same sources
   p.l2_bytes_per_s = 2 * 128 * 0.5e9;        // [D] both cores at their L2 rate
   p.fp16_saturation = true;
+  p.link_bytes_per_s = 3.94e9;               // [D] no HCCS: PCIe 3.0 x4 (8 GT/s x 4 lanes, 128b/130b)
+  p.link_latency_s = 10e-6;                  // [A] a PCIe hop through the host
   SetEngineRates(p);
   SetDispatchCosts(p);
   return p;
@@ -111,6 +115,8 @@ DevicePreset Ascend910B() {
   p.l2_bytes_per_cycle = 110;                // [S] CANN l2_read_rate of the 910B1 ini as quoted
   p.l2_bytes_per_s = 5 * 1.6e12;             // [S] L2 at 5x DDR bandwidth on C220 chips (MindSpore DVM's SoC table)
   p.fp16_saturation = false;                 // 910B defaults to IEEE inf/NaN
+  p.link_bytes_per_s = 56e9;                 // [S] HCCS 392 GB/s full mesh over 7 links (Atlas 800T A2)
+  p.link_latency_s = 2e-6;                   // [A] as the 910
   SetEngineRates(p);
   SetDispatchCosts(p);
   return p;
@@ -166,6 +172,8 @@ const std::vector<PresetField>& Fields() {
       {"task_gap_ns", &DevicePreset::task_gap_ns},
       {"block_start_cycles", &DevicePreset::block_start_cycles},
       {"fp16_saturation", &DevicePreset::fp16_saturation},
+      {"link_bytes_per_s", &DevicePreset::link_bytes_per_s},
+      {"link_latency_s", &DevicePreset::link_latency_s},
   };
   return fields;
 }
@@ -256,6 +264,8 @@ absl::Status ValidatePreset(const DevicePreset& p) {
     if (!(v >= 0 && v <= 1e9)) return bad(field, "must be 0..1e9 ns");
   }
   if (p.block_start_cycles > (uint64_t{1} << 32)) return bad("block_start_cycles", "must be below 2^32");
+  if (!(p.link_bytes_per_s > 0)) return bad("link_bytes_per_s", "must be positive");
+  if (!(p.link_latency_s >= 0 && p.link_latency_s <= 1)) return bad("link_latency_s", "must be 0..1 s");
   if (p.hbm_bytes == 0) return bad("hbm_bytes", "must be positive");
   // The smallest Cube tile (16x16 fractals, 64-deep K slice, double-buffered)
   // and the smallest Vector chunk (one 256 B repeat per operand, double-buffered)

@@ -45,6 +45,10 @@ struct DevicePreset {
   uint64_t block_start_cycles = 0;
   // Overflow behaviour of fp16 results: saturate to +-65504 (Ascend 910) or IEEE inf/NaN (910B).
   bool fp16_saturation = false;
+  // The chip-to-chip link HCCL's ring uses between neighbouring devices of one
+  // server (HCCS on training chips): bytes per second one way, and the fixed
+  // cost of one ring step, seconds (collective_cost.h).
+  double link_bytes_per_s = 0, link_latency_s = 0;
 
   bool separated() const { return vector_cores > 0; }
   // Cores that run Vector work.

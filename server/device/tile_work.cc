@@ -24,6 +24,7 @@ const char* TaskTypeName(TaskType t, bool separated) {
     case TaskType::kAiCore: return "AI_CORE";
     case TaskType::kAiVectorCore: return separated ? "AI_VECTOR_CORE" : "AI_CORE";
     case TaskType::kAiCpu: return "AI_CPU";
+    case TaskType::kHccl: return "HCCL";
   }
   return "UNKNOWN";
 }

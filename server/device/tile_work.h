@@ -44,14 +44,23 @@ struct TileWork {
 
 // Where a task runs, named as CANN msprof's "Task Type". On coupled chips
 // (`separated` false) Vector work runs on the AI cores too, and msprof calls
-// it AI_CORE.
-enum class TaskType { kAiCore, kAiVectorCore, kAiCpu };
+// it AI_CORE. HCCL: a collective communication task, on the chip-to-chip
+// links, not on the AI cores.
+enum class TaskType { kAiCore, kAiVectorCore, kAiCpu, kHccl };
 const char* TaskTypeName(TaskType t, bool separated = true);
 
 // All tiles of one op: the unit of scheduling. block_dim = tiles.size().
 struct OpWork {
   TaskType task_type = TaskType::kAiVectorCore;
   std::vector<TileWork> tiles;
+  // A kHccl task: the cycles its collective ran (fixed by the group, which
+  // every member's device waited for), what it moved, and the results its
+  // reduction overflowed (the float status).
+  struct Comm {
+    uint64_t start = 0, end = 0;
+    uint64_t bytes = 0;
+    uint64_t overflow_elements = 0;
+  } comm;
 };
 
 }  // namespace npu::device

@@ -28,6 +28,10 @@ enum class VectorKernel {
   // the other Vector kernels
   kSelect, kCast, kScaleAndAdd, kBatchNormAffine, kLayerNormRow, kSoftmaxRow, kReduce, kPoolTap, kBiasAdd,
   kConvTap,
+  // training (server/graph/ops/training_ops.cc)
+  kReluGrad, kLeakyReluGrad, kSigmoidGrad, kTanhGrad, kGeluErfGrad, kGeluTanhGrad, kSoftmaxGradRow,
+  kLogSoftmaxGradRow, kLayerNormGradRow, kNormParamGrad, kBatchNormTraining, kBatchNormGrad, kCrossEntropyRow,
+  kCrossEntropyGradRow, kDropout, kDropoutGrad, kAccumulate, kSgdUpdate, kAdamUpdate,
 };
 
 struct VectorPassEntry {

@@ -175,6 +175,7 @@ void AppendCubeTiles(const std::vector<kernels::CubeTileCounts>& counts, int64_t
       const uint64_t fk = static_cast<uint64_t>(CeilDiv(kd, 16));
       device::TileWork w;
       w.cube_fractals = split == 1 ? c.fractal_ops : fm * fn * fk;
+      if (s == 0) w.overflow_elements = c.overflow_elements;  // what FixPipe counted (the float status)
       w.mte2_bytes = split == 1 ? c.mte2_bytes : static_cast<uint64_t>((mt + nt) * kd * 2);
       w.mte1_a_bytes = fm * fk * 512;
       w.mte1_b_bytes = fn * fk * 512;

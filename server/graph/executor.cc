@@ -65,11 +65,12 @@ void RecordNode(const Plan& plan, const PlanNode& pn, const device::OpWork& work
   ToProto(op.busy, np->mutable_busy());
   device::TileWork total;
   for (const auto& t : work.tiles) total += t;
+  np->set_overflow_elements(total.overflow_elements + work.comm.overflow_elements);
+  np->set_comm_bytes(work.comm.bytes);
   np->mutable_bytes()->set_mte1(total.mte1_bytes());
   np->mutable_bytes()->set_mte2(total.mte2_bytes);
   np->mutable_bytes()->set_mte3(total.mte3_bytes);
   np->mutable_bytes()->set_fixpipe(total.fixpipe_bytes);
-  np->set_overflow_elements(total.overflow_elements);
   np->set_hbm_bytes(op.hbm_bytes);
   np->set_l2_hit_bytes(op.l2_hit_bytes);
   for (int v : pn.inputs) {
@@ -136,6 +137,9 @@ absl::StatusOr<ExecResult> ExecutePlan(const Plan& plan, std::vector<HostTensor>
     RunContext ctx{*pn.node, NodeAttributes(*pn.node), {}, {}, session.preset, {}};
     ctx.cancel = session.cancel;
     ctx.state = pn.state.get();
+    ctx.float_status = result.overflow_elements;
+    ctx.collective = options.collective.get();
+    ctx.rank = options.rank;
     ctx.work.task_type = pn.op->task_type;
     uint64_t ready = session.arrival_cycle;
     for (int v : pn.inputs) {
@@ -144,6 +148,7 @@ absl::StatusOr<ExecResult> ExecutePlan(const Plan& plan, std::vector<HostTensor>
     }
     for (int v : pn.outputs) ctx.outputs.push_back(OutputBuffer(plan.values[v], arena, options.debug));
 
+    ctx.ready_cycle = ready;
     const auto t0 = Clock::now();
     if (auto s = GuardedCall(*pn.node, "running", [&] { return pn.op->run(ctx); }); !s.ok()) {
       if (absl::StrContains(s.message(), NodeLabel(*pn.node))) return s;
@@ -152,6 +157,8 @@ absl::StatusOr<ExecResult> ExecutePlan(const Plan& plan, std::vector<HostTensor>
     const double host_us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
 
     const device::ScheduledOp op = session.pool.Schedule(ctx.work, ready);
+    for (const auto& t : ctx.work.tiles) result.overflow_elements += t.overflow_elements;
+    result.overflow_elements += ctx.work.comm.overflow_elements;
     if (!op.tiles.empty()) first_start = std::min(first_start, op.dispatch);
     last_end = std::max(last_end, op.complete);
     if (options.profile) RecordNode(plan, pn, ctx.work, op, host_us, session.preset, result.profile, per_core);
@@ -191,6 +198,7 @@ absl::StatusOr<ExecResult> ExecutePlan(const Plan& plan, std::vector<HostTensor>
     p.set_host_time_us(std::chrono::duration<double, std::micro>(Clock::now() - run_start).count());
     p.set_arena_bytes(options.debug ? 0 : plan.arena_bytes);
     p.set_core_architecture(session.preset.separated() ? "separated" : "coupled");
+    p.set_overflow_elements(result.overflow_elements);
     for (size_t c = 0; c < per_core.size(); ++c) {
       v1::CoreProfile* cp = p.add_cores();
       cp->set_core(static_cast<int>(c));

@@ -3,6 +3,7 @@
 // outputs and the profile.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,12 +19,20 @@ struct ExecOptions {
   bool profile = false;
   bool debug = false;  // keep every node output
   std::string device_id;
+  // A data-parallel step: the group its devices meet in (HcclAllReduce) and
+  // this run's rank. Such a run never runs on its caller's thread (it waits
+  // for the others: runner.h).
+  std::shared_ptr<device::CollectiveGroup> collective;
+  int rank = 0;
 };
 
 struct ExecResult {
   std::vector<HostTensor> outputs;                                // Plan::outputs order
   std::vector<std::pair<std::string, HostTensor>> intermediates;  // debug: every node output, in order
   v1::Profile profile;                                            // filled when options.profile
+  // The run's float status (NPUGetFloatStatus): results its ops overflowed
+  // (TileWork::overflow_elements summed over every node). Each run starts clear.
+  uint64_t overflow_elements = 0;
 };
 
 // `inputs` follow Plan::inputs; their types must already match. Runs on the

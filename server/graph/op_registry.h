@@ -22,6 +22,10 @@
 #include "server/graph/node_attributes.h"
 #include "server/graph/tensor_type.h"
 
+namespace npu::device {
+class CollectiveGroup;
+}  // namespace npu::device
+
 namespace npu::graph {
 
 // What inference sees: the node and its inputs' types (nullptr for an omitted
@@ -76,6 +80,12 @@ struct RunContext {
   device::OpWork work;                    // filled by the op: its tiles, counted as they run
   const std::atomic<bool>* cancel = nullptr;  // set when the caller gave up; long kernels check it per tile
   const void* state = nullptr;                // what the op's infer kept with InferContext::Prepare
+  uint64_t ready_cycle = 0;   // device cycle the node's inputs are ready (its earliest start)
+  uint64_t float_status = 0;  // results the run's earlier nodes overflowed (NPUGetFloatStatus reads it)
+  // The run's collective group and this device's rank in it (ExecOptions);
+  // null outside a data-parallel step. HcclAllReduce meets the other ranks there.
+  device::CollectiveGroup* collective = nullptr;
+  int rank = 0;
 
   // The state of type T that this op's infer prepared (it must have).
   template <typename T>

@@ -47,7 +47,8 @@ void RunPlanAsync(std::shared_ptr<const Plan> plan, std::vector<HostTensor> inpu
   }
   if (cancel == nullptr) cancel = std::make_shared<device::CancelToken>();
   options.device_id = device.id();
-  const bool small = plan->value_bytes <= kSmallRunBytes;
+  // A collective run waits for its group: never on the caller's thread.
+  const bool small = plan->value_bytes <= kSmallRunBytes && options.collective == nullptr;
 
   // The job fills `result` while it holds the device; `done` hands it on once
   // the device is released.

@@ -114,7 +114,10 @@ absl::Status RunCall::Submit() {
 }
 
 absl::Status RunCall::Start() {
-  graph::ExecOptions options{req_.options().profile(), req_.options().debug(), device_->id()};
+  graph::ExecOptions options;
+  options.profile = req_.options().profile();
+  options.debug = req_.options().debug();
+  options.device_id = device_->id();
   graph::RunPlanAsync(plan_, std::move(binding_.inputs), std::move(options), *device_, cancel_,
                       [this](absl::StatusOr<graph::ExecResult> result) { Complete(Respond(std::move(result))); });
   return absl::OkStatus();

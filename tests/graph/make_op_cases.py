@@ -11,116 +11,12 @@ and rounded once, which is the numerics contract of DESIGN.md; Cube ops
 (MatMul, Gemm, Conv with group 1) round their operands to fp16 first, as the
 NPU does, and accumulate in float64.
 """
-import base64
-import json
-import os
-import sys
-
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-np.seterr(over="ignore")  # the overflow cases overflow on purpose
-
-OUT = sys.argv[1]
-rng = np.random.default_rng(1234)
-count = 0
-
-NP_TO_NPU = {np.float16: "FLOAT16", np.float32: "FLOAT32", np.int32: "INT32", np.int8: "INT8",
-             np.bool_: "BOOL", np.int64: "INT64"}
-
-
-def npu_dtype(a):
-    return NP_TO_NPU[a.dtype.type]
-
-
-def tensor_json(a):
-    a = np.array(order="C", object=a)
-    return {"dtype": npu_dtype(a), "shape": [int(d) for d in a.shape],
-            "data": base64.b64encode(a.tobytes()).decode()}
-
-
-def attr_json(v):
-    if isinstance(v, bool) or isinstance(v, (int, np.integer)):
-        return {"i": int(v)}
-    if isinstance(v, float):
-        return {"f": v}
-    if isinstance(v, str):
-        return {"s": v}
-    if isinstance(v, np.ndarray):
-        return {"t": tensor_json(v)}
-    if isinstance(v, (list, tuple)) and all(isinstance(x, (int, np.integer)) for x in v):
-        return {"ints": {"values": [int(x) for x in v]}}
-    if isinstance(v, (list, tuple)):
-        return {"floats": {"values": [float(x) for x in v]}}
-    raise TypeError(v)
-
-
-def saturate(a):
-    """Ascend 910 saturation mode: +-inf -> +-65504, NaN -> 0."""
-    if a.dtype != np.float16:
-        return a
-    a = np.nan_to_num(a.astype(np.float32), nan=0.0, posinf=65504.0, neginf=-65504.0)
-    return np.clip(a, -65504, 65504).astype(np.float16)
-
-
-def case(name, op, inputs, outputs, attrs=None, inits=None, node_inputs=None, dtype=None, preset="ascend910b",
-         extra_nodes=()):
-    """inputs/inits: name -> array; outputs: name -> reference array."""
-    global count
-    inits = inits or {}
-    d = os.path.join(OUT, "%03d_%s" % (count, name))
-    count += 1
-    os.makedirs(d, exist_ok=True)
-    node = {"name": "n", "opType": op,
-            "inputs": node_inputs if node_inputs is not None else list(inputs) + list(inits),
-            "outputs": list(outputs)}
-    if attrs:
-        node["attributes"] = {k: attr_json(v) for k, v in attrs.items()}
-    graph = {"name": name,
-             "inputs": [{"name": k, "dtype": npu_dtype(v), "shape": [int(s) for s in v.shape]}
-                        for k, v in inputs.items()],
-             "initializers": [{"name": k, "tensor": tensor_json(v)} for k, v in inits.items()],
-             "nodes": list(extra_nodes) + [node],
-             "outputs": list(outputs)}
-    with open(os.path.join(d, "graph.json"), "w") as f:
-        json.dump(graph, f)
-    for k, v in inputs.items():
-        np.save(os.path.join(d, k + ".npy"), v)
-    for k, v in outputs.items():
-        if preset == "ascend910":
-            v = saturate(v)
-        np.save(os.path.join(d, "ref_" + k + ".npy"), np.array(order="C", object=v))
-    if dtype is None:
-        first = next(iter(inputs.values()), None)
-        dtype = str(first.dtype) if first is not None else str(next(iter(outputs.values())).dtype)
-    with open(os.path.join(d, "meta.txt"), "w") as f:
-        f.write("%s %s %s\n" % (op, dtype, preset))
-
-
-def rand(shape, dtype, lo=-3.0, hi=3.0):
-    if dtype == np.int32:
-        return rng.integers(-20, 21, size=shape).astype(np.int32)
-    if dtype == np.int8:
-        return rng.integers(-128, 128, size=shape).astype(np.int8)
-    if dtype == np.int64:  # beyond int32, so a path that narrows shows
-        return rng.integers(-2 ** 40, 2 ** 40, size=shape).astype(np.int64)
-    if dtype == np.bool_:
-        return rng.random(shape) < 0.5
-    return rng.uniform(lo, hi, size=shape).astype(dtype)
-
-
-def t(a):
-    """fp16 inputs are widened: the reference computes in fp32, like the Vector unit."""
-    x = torch.from_numpy(np.array(order="C", object=a))
-    return x.float() if x.dtype == torch.float16 else x
-
-
-def back(x, dtype):
-    return x.numpy().astype(dtype) if x.dtype != torch.bool else x.numpy()
-
-
-FLOATS = [np.float16, np.float32]
+import op_cases
+from op_cases import FLOATS, OUT, POOL_GEOMETRIES, back, case, cube, rand, rng, t  # noqa: F401
 
 # ---- binary elementwise with broadcasting ------------------------------------
 BINARY_SHAPES = [((3, 5), (3, 5)), ((2, 1, 7), (4, 1)), ((1,), (6,)), ((), (3, 2)), ((3, 4099), (4099,)),
@@ -318,9 +214,7 @@ for dt in FLOATS:
 # ---- pooling ------------------------------------------------------------------------------
 for dt in FLOATS:
     x = rand((2, 3, 9, 11), dt)
-    POOLS = [dict(k=3, s=2, p=1, d=1, ceil=0), dict(k=2, s=2, p=0, d=1, ceil=1), dict(k=3, s=1, p=0, d=2, ceil=0),
-             dict(k=3, s=3, p=1, d=1, ceil=1)]
-    for i, pp in enumerate(POOLS):
+    for i, pp in enumerate(POOL_GEOMETRIES):
         k, s, p, d, ceil = pp["k"], pp["s"], pp["p"], pp["d"], pp["ceil"]
         ref = F.max_pool2d(t(x), k, s, p, d, ceil_mode=bool(ceil))
         case("MaxPool_%s_%d" % (dt.__name__, i), "MaxPool", {"x": x}, {"y": back(ref, dt)},
@@ -344,10 +238,6 @@ for dt in FLOATS:
 
 
 # ---- Cube: MatMul, Gemm, Conv --------------------------------------------------------------
-def cube(a):
-    """An operand as the Cube sees it: rounded to fp16, then exact in float64."""
-    return torch.from_numpy(a.astype(np.float16).astype(np.float64))
-
 
 for dt in FLOATS:
     for i, (sa, sb) in enumerate([((3, 17), (17, 5)), ((2, 1, 4, 33), (3, 33, 6)), ((9,), (9, 4)), ((5, 7), (7,)),
@@ -466,4 +356,4 @@ for preset in ("ascend910", "ascend910b"):
     case("OverflowMatMul_" + preset, "MatMul", {"a": ma, "b": mb},
          {"y": torch.matmul(cube(ma), cube(mb)).numpy().astype(np.float16)}, preset=preset)
 
-print("wrote %d cases to %s" % (count, OUT))
+print("wrote %d cases to %s" % (op_cases.count, OUT))

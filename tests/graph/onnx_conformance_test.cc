@@ -48,7 +48,6 @@ const std::map<std::string, std::string>& KnownDeviations() {
       {"test_min_example", variadic}, {"test_min_one_input", variadic},
       {"test_averagepool_1d_default", rank}, {"test_averagepool_3d_default", rank},
       {"test_maxpool_1d_default", rank}, {"test_maxpool_3d_default", rank},
-      {"test_batchnorm_epsilon_training_mode", training}, {"test_batchnorm_example_training_mode", training},
       {"test_maxpool_with_argmax_2d_precomputed_pads", "MaxPool's Indices output"},
       {"test_maxpool_with_argmax_2d_precomputed_strides", "MaxPool's Indices output"},
       {"test_training_dropout", training}, {"test_training_dropout_default", training},

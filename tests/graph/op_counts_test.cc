@@ -59,8 +59,11 @@ v1::NodeProfile RunOne(const char* preset, const std::string& op, const std::vec
     if (in.constant.empty()) feeds.push_back(HostTensor::Allocate({in.dtype, in.shape}));
   }
   absl::StatusOr<ExecResult> result = absl::UnknownError("not run");
+  ExecOptions options;
+  options.profile = true;
+  options.device_id = "npu:0";
   EXPECT_TRUE(dev.Execute([&](device::DeviceSession& s) {
-                   result = ExecutePlan(**plan, feeds, ExecOptions{true, false, "npu:0"}, s);
+                   result = ExecutePlan(**plan, feeds, options, s);
                  }).ok());
   EXPECT_TRUE(result.ok()) << result.status();
   return result.ok() && result->profile.nodes_size() == 1 ? result->profile.nodes(0) : v1::NodeProfile{};

@@ -28,6 +28,9 @@ constexpr Tolerance kCube{1e-5, 1e-5, 1e-3, 1e-3,
                           "reference rounds operands to fp16 (as the Cube does; not for a grouped Conv, which runs "
                           "on the Vector unit in fp32) and sums in float64: left is fp32 accumulation order; fp16 "
                           "output 1 ulp"};
+constexpr Tolerance kOptimizer{1e-6, 1e-5, 0, 0,
+                               "up to ten fp32 operations (sqrt, division; the momentum sums may cancel) "
+                               "against torch.optim in float64: a few ulp of the operands"};
 
 inline const std::map<std::string, Tolerance>& ToleranceTable() {
   static const auto* table = new std::map<std::string, Tolerance>{
@@ -48,6 +51,14 @@ inline const std::map<std::string, Tolerance>& ToleranceTable() {
       {"Softmax", kRowNorm}, {"LogSoftmax", kRowNorm}, {"LayerNormalization", kRowNorm},
       {"BatchNormalization", kRowNorm}, {"InstanceNormalization", kRowNorm}, {"GroupNormalization", kRowNorm},
       {"MatMul", kCube}, {"Gemm", kCube}, {"Conv", kCube},
+      // Training ops: references from torch.autograd in float64, rounded once.
+      {"ReluGrad", kExact}, {"LeakyReluGrad", kIeee}, {"SigmoidGrad", kIeee}, {"TanhGrad", kIeee},
+      {"GeluGrad", kTranscendental}, {"SoftmaxGrad", kRowNorm}, {"LogSoftmaxGrad", kRowNorm},
+      {"LayerNormalizationGrad", kRowNorm}, {"BatchNormalizationGrad", kRowNorm},
+      {"MaxPoolGrad", kReduction}, {"AveragePoolGrad", kReduction}, {"ConvGrad", kCube}, {"GatherGrad", kReduction},
+      {"SeededDropout", kIeee}, {"DropoutGrad", kIeee},
+      {"SoftmaxCrossEntropyLoss", kRowNorm}, {"SoftmaxCrossEntropyLossGrad", kRowNorm},
+      {"SGDUpdate", kOptimizer}, {"AdamUpdate", kOptimizer}, {"NPUGetFloatStatus", kExact}, {"HcclAllReduce", kExact},
   };
   return *table;
 }

@@ -30,11 +30,18 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Generated once per build dir; again when the script changes.
-fs::path CaseDir() {
-  static const fs::path dir = npu::testing::GeneratedDir(fs::path(NPU_SOURCE_DIR) / "tests/graph/make_op_cases.py",
-                                                         fs::path(NPU_BINARY_DIR) / "op_cases");
-  return dir;
+// Generated once per build dir; again when a script changes. The forward
+// ops' cases and the training ops' (gradients against torch.autograd).
+std::vector<fs::path> CaseDirs() {
+  static const std::vector<fs::path> dirs = [] {
+    const fs::path src = fs::path(NPU_SOURCE_DIR) / "tests/graph";
+    const std::vector<fs::path> helpers = {src / "op_cases.py", src / "dropout_mask.py"};
+    return std::vector<fs::path>{
+        npu::testing::GeneratedDir(src / "make_op_cases.py", fs::path(NPU_BINARY_DIR) / "op_cases", helpers),
+        npu::testing::GeneratedDir(src / "make_grad_op_cases.py", fs::path(NPU_BINARY_DIR) / "grad_op_cases",
+                                   helpers)};
+  }();
+  return dirs;
 }
 
 absl::StatusOr<HostTensor> ReadTensor(const fs::path& path) {
@@ -87,10 +94,11 @@ std::string RunCase(const fs::path& dir) {
 
 std::vector<fs::path> Cases() {
   std::vector<fs::path> cases;
-  const fs::path dir = CaseDir();
-  if (dir.empty()) return cases;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    if (e.is_directory()) cases.push_back(e.path());
+  for (const fs::path& dir : CaseDirs()) {
+    if (dir.empty()) return {};  // a script failed: no cases at all, so the test says so
+    for (const auto& e : fs::directory_iterator(dir)) {
+      if (e.is_directory()) cases.push_back(e.path());
+    }
   }
   std::sort(cases.begin(), cases.end());
   return cases;

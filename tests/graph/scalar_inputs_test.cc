@@ -259,6 +259,72 @@ std::vector<Case> Cases() {
   bad("Gather", "scalar data", [] {
     return OneNode("Gather").Input("x", v1::FLOAT32, {}, {5}).Const("i", v1::INT64, {}, {0});
   }, "is a scalar");
+  // Training ops: the elementwise gradients take scalars as their forward ops do.
+  auto pair = [](const std::string& op, const char* saved) {
+    return [op, saved] { return OneNode(op).Input("dy", v1::FLOAT32, {}, {kX}).Input(saved, v1::FLOAT32, {}, {kX}); };
+  };
+  const double phi = std::exp(-0.5 * x * x) / std::sqrt(2 * M_PI), cdf = 0.5 * (1 + std::erf(x / std::sqrt(2.0)));
+  ok("ReluGrad", "scalars", pair("ReluGrad", "y"), {}, {kX});
+  ok("SigmoidGrad", "scalars", pair("SigmoidGrad", "y"), {}, {kX * kX * (1 - kX)});
+  ok("TanhGrad", "scalars", pair("TanhGrad", "y"), {}, {kX * (1 - kX * kX)});
+  ok("LeakyReluGrad", "scalars", pair("LeakyReluGrad", "x"), {}, {kX});
+  ok("GeluGrad", "scalars", pair("GeluGrad", "x"), {}, {kX * (cdf + x * phi)});
+  bad("SoftmaxGrad", "scalars", pair("SoftmaxGrad", "y"), "is out of range: the input is a scalar");
+  bad("LogSoftmaxGrad", "scalars", pair("LogSoftmaxGrad", "y"), "is out of range: the input is a scalar");
+  bad("LayerNormalizationGrad", "scalars", [] {
+    OneNode n("LayerNormalizationGrad");
+    for (const char* in : {"dy", "x", "s", "m", "i"}) n.Input(in, v1::FLOAT32, {}, {1});
+    return n.Outputs(3);
+  }, "is out of range: the input is a scalar");
+  bad("BatchNormalizationGrad", "scalars", [] {
+    OneNode n("BatchNormalizationGrad");
+    for (const char* in : {"dy", "x", "s"}) n.Input(in, v1::FLOAT32, {}, {1});
+    return n.Outputs(3);
+  }, "needs rank >= 2");
+  for (const std::string op : {"MaxPoolGrad", "AveragePoolGrad"}) {
+    bad(op, "scalars", [op] { return OneNode(op).Input("dy", v1::FLOAT32, {}, {1}).Input("x", v1::FLOAT32, {}, {1}).Ints(
+                                  "kernel_shape", {1, 1}); },
+        "must be 4-D");
+  }
+  bad("ConvGrad", "scalars", [] {
+    OneNode n("ConvGrad");
+    for (const char* in : {"dy", "x", "w"}) n.Input(in, v1::FLOAT32, {}, {1});
+    return n;
+  }, "only 2-D convolution");
+  ok("GatherGrad", "scalar index and gradient", [] {
+    return OneNode("GatherGrad").Input("dy", v1::FLOAT32, {}, {kX}).Const("i", v1::INT64, {}, {-1}).Input(
+        "x", v1::FLOAT32, {3}, {5, 6, 7});
+  }, {3}, {0, 0, kX});
+  ok("SeededDropout", "scalar, ratio 0", [] {
+    return OneNode("SeededDropout").Input("x", v1::FLOAT32, {}, {kX}).Const("r", v1::FLOAT32, {}, {0}).Input(
+        "seed", v1::INT64, {}, {7});
+  }, {}, {kX});
+  ok("DropoutGrad", "scalar, kept", [] {
+    return OneNode("DropoutGrad").Input("dy", v1::FLOAT32, {}, {kX}).Input("m", v1::BOOL, {}, {1}).Const(
+        "r", v1::FLOAT32, {}, {0});
+  }, {}, {kX});
+  bad("SoftmaxCrossEntropyLoss", "scalar scores", [] {
+    return OneNode("SoftmaxCrossEntropyLoss").Input("s", v1::FLOAT32, {}, {1}).Input("l", v1::INT64, {}, {0});
+  }, "scores must be FLOAT16/FLOAT32 [N, C]");
+  bad("SoftmaxCrossEntropyLossGrad", "scalar log-probabilities", [] {
+    return OneNode("SoftmaxCrossEntropyLossGrad").Input("d", v1::FLOAT32, {}, {1}).Input("p", v1::FLOAT32, {}, {1}).Input(
+        "l", v1::INT64, {}, {0});
+  }, "scores must be FLOAT16/FLOAT32 [N, C]");
+  ok("SGDUpdate", "scalars", [] {
+    OneNode n("SGDUpdate");
+    n.Input("p", v1::FLOAT32, {}, {kX}).Input("g", v1::FLOAT32, {}, {0.5});
+    for (auto [in, v] : {std::pair{"lr", 0.1}, std::pair{"scale", 1.0}, std::pair{"found", 0.0}}) n.Input(in, v1::FLOAT32, {}, {v});
+    return n;
+  }, {}, {kX - 0.1f * 0.5});
+  ok("AdamUpdate", "scalars, first step", [] {
+    OneNode n("AdamUpdate");
+    n.Input("p", v1::FLOAT32, {}, {kX}).Input("g", v1::FLOAT32, {}, {0.5}).Input("m", v1::FLOAT32, {}, {0}).Input(
+        "v", v1::FLOAT32, {}, {0});
+    for (auto [in, v] : {std::pair{"lr", 0.1}, std::pair{"scale", 1.0}, std::pair{"found", 0.0}}) n.Input(in, v1::FLOAT32, {}, {v});
+    return n.Input("step", v1::INT64, {}, {1}).Outputs(3);
+  }, {}, {kX - 0.1 * 1.0 / (1.0 + 1e-8 / 0.5)});  // the first step moves by lr: m/(sqrt(v)+eps) is 1 in exact terms
+  ok("NPUGetFloatStatus", "scalar", scalar("NPUGetFloatStatus"), {}, {0});
+  ok("HcclAllReduce", "scalar on one device", scalar("HcclAllReduce"), {}, {kX});
   ok("Constant", "scalar value", [] { return OneNode("Constant").Tensor("value", v1::FLOAT32, {}, {kX}); }, {}, {kX});
   ok("Shape", "of a scalar", scalar("Shape"), {0}, {});
   return cases;

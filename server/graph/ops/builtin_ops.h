@@ -20,6 +20,9 @@ void RegisterViewOps(OpRegistry& r);         // Reshape, Flatten, Squeeze, Unsqu
 void RegisterCopyOps(OpRegistry& r);         // Transpose, Slice, Expand, Concat, Split
 void RegisterGatherOp(OpRegistry& r);
 void RegisterConstantOps(OpRegistry& r);     // Constant, Shape
+// What training graphs add: gradients, losses, seeded dropout, optimizer
+// updates and the float status (training_ops.cc).
+void RegisterTrainingOps(OpRegistry& r);
 
 inline void RegisterBuiltinOps(OpRegistry& r) {
   RegisterCubeOps(r);
@@ -37,6 +40,7 @@ inline void RegisterBuiltinOps(OpRegistry& r) {
   RegisterCopyOps(r);
   RegisterGatherOp(r);
   RegisterConstantOps(r);
+  RegisterTrainingOps(r);
 }
 
 }  // namespace npu::graph::ops

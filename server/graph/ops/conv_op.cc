@@ -25,6 +25,7 @@
 #include "server/graph/element_access.h"
 #include "server/graph/node_error.h"
 #include "server/graph/ops/builtin_ops.h"
+#include "server/graph/ops/conv_geometry.h"
 #include "server/graph/ops/cube_problem.h"
 #include "server/graph/ops/grouped_conv.h"
 #include "server/graph/shape_math.h"
@@ -34,18 +35,6 @@ namespace npu::graph::ops {
 namespace {
 
 using kernels::half_bits;
-
-struct ConvGeometry {
-  int64_t n = 0, c = 0, h = 0, w = 0;    // input
-  int64_t m = 0, kh = 0, kw = 0;         // weights [m, c/group, kh, kw]
-  int64_t group = 1;
-  int64_t sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pl = 0, pb = 0, pr = 0;
-  int64_t oh = 0, ow = 0;
-  int64_t cg() const { return c / group; }
-  int64_t mg() const { return m / group; }
-  int64_t kdim() const { return cg() * kh * kw; }
-  int64_t pixels() const { return oh * ow; }
-};
 
 absl::StatusOr<ConvGeometry> Geometry(const v1::Node& node, const NodeAttributes& attrs, const Shape& x,
                                       const Shape& wt) {
@@ -331,6 +320,20 @@ absl::Status RunConv(RunContext& ctx) {
 
 }  // namespace
 
+absl::StatusOr<ConvGeometry> ConvGeometryOf(const v1::Node& node, const NodeAttributes& attrs, const Shape& x,
+                                            const Shape& w) {
+  return Geometry(node, attrs, x, w);
+}
+
+std::vector<AttrDef> ConvAttributes() {
+  return {{"auto_pad", AttrKind::kString, {"NOTSET", "VALID"}},
+          {"dilations", AttrKind::kInts},
+          {"group", AttrKind::kInt},
+          {"kernel_shape", AttrKind::kInts},
+          {"pads", AttrKind::kInts},
+          {"strides", AttrKind::kInts}};
+}
+
 void RegisterConvOp(OpRegistry& r) {
   OpDef d;
   d.name = "Conv";
@@ -339,12 +342,7 @@ void RegisterConvOp(OpRegistry& r) {
   d.dtypes = {v1::FLOAT16, v1::FLOAT32};
   d.min_inputs = 2;
   d.max_inputs = 3;
-  d.attributes = {{"auto_pad", AttrKind::kString, {"NOTSET", "VALID"}},
-                  {"dilations", AttrKind::kInts},
-                  {"group", AttrKind::kInt},
-                  {"kernel_shape", AttrKind::kInts},
-                  {"pads", AttrKind::kInts},
-                  {"strides", AttrKind::kInts}};
+  d.attributes = ConvAttributes();
   d.infer = InferConv;
   d.run = RunConv;
   d.epilogue_axis = 1;  // FixPipe applies fused ops; per-column operands are per output channel

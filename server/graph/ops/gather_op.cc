@@ -7,6 +7,7 @@
 
 #include "server/graph/node_error.h"
 #include "server/graph/ops/builtin_ops.h"
+#include "server/graph/ops/gather_shape.h"
 #include "server/graph/ops/parallel_for.h"
 #include "server/graph/ops/shape_args.h"
 
@@ -14,22 +15,9 @@ namespace npu::graph::ops {
 namespace {
 
 absl::StatusOr<std::vector<TensorType>> InferGather(InferContext& c) {
-  const TensorType& data = *c.inputs[0];
-  const TensorType& idx = *c.inputs[1];
-  if (idx.dtype != v1::INT64 && idx.dtype != v1::INT32) {
-    return NodeError(c.node, InputLabel(c.node, 1), ": indices must be INT64 or INT32, got ",
-                     DataTypeName(idx.dtype));
-  }
-  auto attr = c.attrs.Int("axis", 0);
-  if (!attr.ok()) return attr.status();
-  const int64_t rank = static_cast<int64_t>(data.shape.size());
-  if (rank == 0) return NodeError(c.node, InputLabel(c.node, 0), " is a scalar");
-  auto axis = NormalizeAxis(c.node, *attr, rank);
-  if (!axis.ok()) return axis.status();
-  Shape out(data.shape.begin(), data.shape.begin() + *axis);
-  out.insert(out.end(), idx.shape.begin(), idx.shape.end());
-  out.insert(out.end(), data.shape.begin() + *axis + 1, data.shape.end());
-  return std::vector<TensorType>{{data.dtype, out}};
+  auto out = GatheredShape(c, 0, 1);
+  if (!out.ok()) return out.status();
+  return std::vector<TensorType>{{c.inputs[0]->dtype, *out}};
 }
 
 absl::Status RunGather(RunContext& ctx) {
@@ -39,12 +27,7 @@ absl::Status RunGather(RunContext& ctx) {
   const int64_t axis = NormalizeAxis(ctx.node, ctx.attrs.Int("axis", 0).value(), static_cast<int64_t>(ds.size())).value();
   const std::vector<int64_t> indices = TensorInts(*ctx.inputs[1]);
   const int64_t dim = ds[axis];
-  for (size_t i = 0; i < indices.size(); ++i) {
-    if (indices[i] < -dim || indices[i] >= dim) {
-      return NodeError(ctx.node, InputLabel(ctx.node, 1), ": index ", indices[i], " at position ", i,
-                       " is out of range for axis ", axis, " of size ", dim);
-    }
-  }
+  if (auto s = CheckIndices(ctx.node, indices, dim, axis); !s.ok()) return s;
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= ds[d];
   for (size_t d = axis + 1; d < ds.size(); ++d) inner *= ds[d];
@@ -72,6 +55,25 @@ absl::Status RunGather(RunContext& ctx) {
 }
 
 }  // namespace
+
+absl::StatusOr<Shape> GatheredShape(const InferContext& c, int data_input, int indices_input) {
+  const TensorType& data = *c.inputs[data_input];
+  const TensorType& idx = *c.inputs[indices_input];
+  if (idx.dtype != v1::INT64 && idx.dtype != v1::INT32) {
+    return NodeError(c.node, InputLabel(c.node, indices_input), ": indices must be INT64 or INT32, got ",
+                     DataTypeName(idx.dtype));
+  }
+  auto attr = c.attrs.Int("axis", 0);
+  if (!attr.ok()) return attr.status();
+  const int64_t rank = static_cast<int64_t>(data.shape.size());
+  if (rank == 0) return NodeError(c.node, InputLabel(c.node, data_input), " is a scalar");
+  auto axis = NormalizeAxis(c.node, *attr, rank);
+  if (!axis.ok()) return axis.status();
+  Shape out(data.shape.begin(), data.shape.begin() + *axis);
+  out.insert(out.end(), idx.shape.begin(), idx.shape.end());
+  out.insert(out.end(), data.shape.begin() + *axis + 1, data.shape.end());
+  return out;
+}
 
 void RegisterGatherOp(OpRegistry& r) {
   OpDef d;

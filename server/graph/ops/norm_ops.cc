@@ -12,6 +12,7 @@
 #include "server/device/vector_passes.h"
 #include "server/graph/element_access.h"
 #include "server/graph/node_error.h"
+#include "server/graph/ops/batch_norm_training.h"
 #include "server/graph/ops/builtin_ops.h"
 #include "server/graph/ops/shape_args.h"
 #include "server/graph/ops/vector_chunks.h"
@@ -197,9 +198,14 @@ absl::Status RunGroupNorm(RunContext& ctx, bool instance) {
 
 // ---- BatchNormalization (inference) ----------------------------------------
 
+bool TrainingMode(const NodeAttributes& attrs) { return attrs.Int("training_mode", 0).value_or(0) != 0; }
+
+// Inference here; training mode (training_mode = 1) runs in batch_norm_training.cc.
 absl::StatusOr<std::vector<TensorType>> InferBatchNorm(InferContext& c) {
-  if (c.attrs.Int("training_mode", 0).value_or(1) != 0) {
-    return NodeError(c.node, "attribute \"training_mode\" must be 0: only inference is supported");
+  auto training = c.attrs.Int("training_mode", 0);
+  if (!training.ok()) return training.status();
+  if (*training != 0 && *training != 1) {
+    return NodeError(c.node, "attribute \"training_mode\" must be 0 or 1, got ", *training);
   }
   if (c.attrs.Int("spatial", 1).value_or(0) != 1) {
     return NodeError(c.node, "attribute \"spatial\" must be 1");
@@ -213,10 +219,20 @@ absl::StatusOr<std::vector<TensorType>> InferBatchNorm(InferContext& c) {
                        x.shape[1], " elements");
     }
   }
-  return std::vector<TensorType>{x};
+  if (*training == 0) {
+    if (c.node.outputs_size() > 1) {
+      return NodeError(c.node, "outputs running_mean and running_var exist only in training mode (training_mode = 1)");
+    }
+    return std::vector<TensorType>{x};
+  }
+  if (c.node.outputs_size() == 2) {
+    return NodeError(c.node, "in training mode the outputs are Y, running_mean and running_var (1 or 3 of them)");
+  }
+  return std::vector<TensorType>{x, *c.inputs[3], *c.inputs[4]};
 }
 
 absl::Status RunBatchNorm(RunContext& ctx) {
+  if (TrainingMode(ctx.attrs)) return RunBatchNormTraining(ctx);
   const HostTensor& x = *ctx.inputs[0];
   const HostTensor& out = ctx.outputs[0];
   const float eps = ctx.attrs.Float("epsilon", 1e-5f).value_or(1e-5f);
@@ -274,6 +290,7 @@ void RegisterNormOps(OpRegistry& r) {
                    {"momentum", AttrKind::kFloat},
                    {"training_mode", AttrKind::kInt},
                    {"spatial", AttrKind::kInt}};
+  bn.num_outputs = 3;
   bn.infer = InferBatchNorm;
   bn.run = RunBatchNorm;
   r.Register(std::move(bn));

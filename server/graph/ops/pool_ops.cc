@@ -13,21 +13,15 @@
 #include "server/graph/element_access.h"
 #include "server/graph/node_error.h"
 #include "server/graph/ops/builtin_ops.h"
+#include "server/graph/ops/pool_geometry.h"
 #include "server/graph/ops/vector_chunks.h"
 #include "server/graph/shape_math.h"
 #include "server/graph/vector_tiling.h"
 
 namespace npu::graph::ops {
-namespace {
 
-struct PoolGeometry {
-  int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
-  int64_t pt = 0, pl = 0, pb = 0, pr = 0;
-  int64_t oh = 0, ow = 0;
-  bool include_pad = false;
-};
-
-absl::StatusOr<PoolGeometry> Geometry(const v1::Node& node, const NodeAttributes& attrs, const Shape& x, bool max) {
+absl::StatusOr<PoolGeometry> PoolGeometryOf(const v1::Node& node, const NodeAttributes& attrs, const Shape& x,
+                                            bool max) {
   if (x.size() != 4) {
     return NodeError(node, InputLabel(node, 0), " must be 4-D (N, C, H, W), got rank ", x.size());
   }
@@ -75,29 +69,32 @@ absl::StatusOr<PoolGeometry> Geometry(const v1::Node& node, const NodeAttributes
   return g;
 }
 
+std::vector<AttrDef> PoolAttributes(bool max) {
+  std::vector<AttrDef> a = {{"kernel_shape", AttrKind::kInts}, {"strides", AttrKind::kInts},
+                            {"pads", AttrKind::kInts},         {"dilations", AttrKind::kInts},
+                            {"ceil_mode", AttrKind::kInt},     {"auto_pad", AttrKind::kString, {"NOTSET", "VALID"}}};
+  a.push_back({max ? "storage_order" : "count_include_pad", AttrKind::kInt});
+  return a;
+}
+
+namespace {
+
 absl::StatusOr<std::vector<TensorType>> InferPool(InferContext& c, bool max) {
   const TensorType& x = *c.inputs[0];
   if (!IsFloat(x.dtype)) {
     return NodeError(c.node, InputLabel(c.node, 0), ": dtype ", DataTypeName(x.dtype),
                      " is not supported (FLOAT16, FLOAT32)");
   }
-  auto g = Geometry(c.node, c.attrs, x.shape, max);
+  auto g = PoolGeometryOf(c.node, c.attrs, x.shape, max);
   if (!g.ok()) return g.status();
   return std::vector<TensorType>{{x.dtype, {x.shape[0], x.shape[1], g->oh, g->ow}}};
 }
 
-// AveragePool's divisor per output position: torch's, the window clipped to
-// the padded input (count_include_pad) or to the input itself.
+// AveragePool's divisor per output position (AverageDivisor, pool_geometry.h).
 std::vector<float> AverageDivisors(const PoolGeometry& g, int64_t h, int64_t w) {
   std::vector<float> d(static_cast<size_t>(g.oh * g.ow));
   for (int64_t oy = 0; oy < g.oh; ++oy) {
-    for (int64_t ox = 0; ox < g.ow; ++ox) {
-      const int64_t y0 = oy * g.sh - g.pt, x0 = ox * g.sw - g.pl;
-      const int64_t y1 = std::min(y0 + g.kh, h + g.pb), x1 = std::min(x0 + g.kw, w + g.pr);
-      const int64_t inside = std::max<int64_t>(0, std::min(y0 + g.kh, h) - std::max<int64_t>(y0, 0)) *
-                             std::max<int64_t>(0, std::min(x0 + g.kw, w) - std::max<int64_t>(x0, 0));
-      d[oy * g.ow + ox] = static_cast<float>(g.include_pad ? (y1 - y0) * (x1 - x0) : std::max<int64_t>(inside, 1));
-    }
+    for (int64_t ox = 0; ox < g.ow; ++ox) d[oy * g.ow + ox] = static_cast<float>(AverageDivisor(g, h, w, oy, ox));
   }
   return d;
 }
@@ -106,7 +103,7 @@ absl::Status RunPool(RunContext& ctx, bool max) {
   const HostTensor& x = *ctx.inputs[0];
   const HostTensor& out = ctx.outputs[0];
   const Shape& s = x.type().shape;
-  auto geo = Geometry(ctx.node, ctx.attrs, s, max);
+  auto geo = PoolGeometryOf(ctx.node, ctx.attrs, s, max);
   if (!geo.ok()) return geo.status();
   const PoolGeometry& g = *geo;
   const int64_t h = s[2], w = s[3], planes = s[0] * s[1];
@@ -184,10 +181,7 @@ OpDef PoolDef(std::string name, bool max) {
   d.units = "Vector, MTE2, MTE3";
   d.task_type = device::TaskType::kAiVectorCore;
   d.dtypes = {v1::FLOAT16, v1::FLOAT32};
-  d.attributes = {{"kernel_shape", AttrKind::kInts}, {"strides", AttrKind::kInts},
-                  {"pads", AttrKind::kInts},         {"dilations", AttrKind::kInts},
-                  {"ceil_mode", AttrKind::kInt},     {"auto_pad", AttrKind::kString, {"NOTSET", "VALID"}}};
-  d.attributes.push_back({max ? "storage_order" : "count_include_pad", AttrKind::kInt});
+  d.attributes = PoolAttributes(max);
   d.infer = [max](InferContext& c) { return InferPool(c, max); };
   d.run = [max](RunContext& c) { return RunPool(c, max); };
   return d;

@@ -87,6 +87,35 @@ inline absl::StatusOr<Shape> BroadcastInputs(const InferContext& c, int first, i
   return shape;
 }
 
+// The rows of a tensor along one axis (Softmax's): `rows` rows of `len`
+// elements, element i of a row `inner` elements after element i - 1.
+struct AxisRows {
+  int64_t len = 1, inner = 1, rows = 0;
+  // The first element of row r.
+  int64_t Base(int64_t r) const { return (r / inner) * len * inner + r % inner; }
+};
+inline AxisRows RowsAlong(const Shape& s, int64_t axis) {
+  const int64_t rank = static_cast<int64_t>(s.size());
+  AxisRows a;
+  a.len = rank == 0 ? 1 : s[axis];
+  for (int64_t d = axis + 1; d < rank; ++d) a.inner *= s[d];
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  a.rows = a.len == 0 ? 0 : n / a.len;
+  return a;
+}
+
+// INVALID_ARGUMENT naming the first index outside [-dim, dim) (Gather's indices input).
+inline absl::Status CheckIndices(const v1::Node& node, const std::vector<int64_t>& indices, int64_t dim, int64_t axis) {
+  for (size_t i = 0; i < indices.size(); ++i) {
+    if (indices[i] < -dim || indices[i] >= dim) {
+      return NodeError(node, InputLabel(node, 1), ": index ", indices[i], " at position ", i,
+                       " is out of range for axis ", axis, " of size ", dim);
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Strides (in elements) of a row-major shape.
 inline std::vector<int64_t> RowMajorStrides(const Shape& s) {
   std::vector<int64_t> st(s.size(), 1);

@@ -1,0 +1,35 @@
+// The geometry of a 2-D convolution (ONNX Conv attributes over NCHW input and
+// [M, C/group, kh, kw] weights), shared by Conv and its gradient (ConvGrad):
+// one parser and validator.
+#pragma once
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "npu/v1/graph.pb.h"
+#include "server/graph/node_attributes.h"
+#include "server/graph/tensor_type.h"
+
+namespace npu::graph::ops {
+
+struct ConvGeometry {
+  int64_t n = 0, c = 0, h = 0, w = 0;    // input
+  int64_t m = 0, kh = 0, kw = 0;         // weights [m, c/group, kh, kw]
+  int64_t group = 1;
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pl = 0, pb = 0, pr = 0;
+  int64_t oh = 0, ow = 0;
+  int64_t cg() const { return c / group; }
+  int64_t mg() const { return m / group; }
+  int64_t kdim() const { return cg() * kh * kw; }
+  int64_t pixels() const { return oh * ow; }
+};
+
+// Validates the node's attributes against input `x` and weights `w` and
+// derives the output size; INVALID_ARGUMENT naming the node otherwise.
+absl::StatusOr<ConvGeometry> ConvGeometryOf(const v1::Node& node, const NodeAttributes& attrs, const Shape& x,
+                                            const Shape& w);
+
+// Conv's attribute schema, which its gradient (ConvGrad) shares.
+std::vector<AttrDef> ConvAttributes();
+
+}  // namespace npu::graph::ops

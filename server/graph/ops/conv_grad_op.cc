@@ -1,0 +1,221 @@
+// ConvGrad(dY, X, W; Conv's attributes) -> dW [, dX]: the gradients of a 2-D
+// convolution, the way a Da Vinci core computes them, on the Cube:
+//   dW_g = sum over images of dY_g [Mg, P] x col^T [P, K]  (col = img2col(X), as the forward)
+//   dX   = col2im(W_g^T [K, Mg] x dY_g [Mg, P])
+// with fp16 operands (fp32 ones are rounded on the way in, as the forward's)
+// and fp32 accumulation; the per-image dW products are summed in fp32 on the
+// Vector unit in image order, col2im scatter-adds in fp32 (MTE and Vector), and
+// each result rounds once. The bias gradient is a ReduceSum of dY over
+// (N, H, W). dX is left out when the node names one output (the first layer's
+// input needs none).
+#include <algorithm>
+#include <vector>
+
+#include "kernels/cube_gemm.h"
+#include "kernels/fp16.h"
+#include "server/graph/cube_tiling.h"
+#include "server/device/vector_passes.h"
+#include "server/graph/element_access.h"
+#include "server/graph/node_error.h"
+#include "server/graph/ops/builtin_ops.h"
+#include "server/graph/ops/conv_geometry.h"
+#include "server/graph/ops/cube_problem.h"
+#include "server/graph/ops/vector_chunks.h"
+#include "server/graph/ops/parallel_for.h"
+#include "server/graph/ops/training_op_def.h"
+#include "server/graph/vector_tiling.h"
+
+namespace npu::graph::ops {
+namespace {
+
+using kernels::half_bits;
+
+// What a run needs, prepared once at plan time: the geometry and the op's
+// device work (it depends on shapes only).
+struct ConvGradPlan {
+  ConvGeometry g;
+  bool want_dx = false;
+  device::OpWork work;
+};
+
+// The counted work: per image and group the dW GEMM [Mg, K] over P and (with
+// dX) the col_grad GEMM [K, P] over Mg, each image's img2col traffic on its
+// GEMMs' tiles; the Vector passes (dW sums, col2im) and the stores spread over
+// all tiles.
+absl::StatusOr<device::OpWork> ConvGradWork(const InferContext& c, const ConvGeometry& g, bool want_dx,
+                                            const TensorType& x, const TensorType& w) {
+  const int64_t K = g.kdim(), P = g.pixels(), Mg = g.mg();
+  auto dw_plan = PlanCubeModel(c, g.n * g.group, Mg, K, P);
+  if (!dw_plan.ok()) return dw_plan.status();
+  auto dx_plan = PlanCubeModel(c, g.n * g.group, K, P, Mg);
+  if (!dx_plan.ok()) return dx_plan.status();
+  device::OpWork work;
+  work.task_type = device::TaskType::kAiCore;
+  const int64_t plane_elems = g.cg() * g.h * g.w;
+  const uint64_t col_bytes = static_cast<uint64_t>(K * P) * sizeof(half_bits);
+  const uint64_t plane_bytes = static_cast<uint64_t>(plane_elems) * ElementSize(x.dtype);
+  uint64_t key = 0;  // L2 keys of this op's GEMMs
+  device::TileWork vector_work;
+  for (int64_t img = 0; img < g.n; ++img) {
+    for (int64_t grp = 0; grp < g.group; ++grp) {
+      const size_t first = work.tiles.size();
+      AppendModelGemm(Mg, K, P, kernels::ElemType::kFloat32, *dw_plan, key, key + 1, *c.preset, work);
+      key += 2;
+      vector_work += VectorChunkWork(Mg * K, 0, 0, 4, device::VectorPasses(device::VectorKernel::kAccumulate));
+      if (want_dx) {
+        AppendModelGemm(K, P, Mg, kernels::ElemType::kFloat32, *dx_plan, key, key + 1, *c.preset, work);
+        key += 2;
+        vector_work += VectorChunkWork(K * P, 0, 0, 4, device::VectorPasses(device::VectorKernel::kAccumulate));
+        vector_work.mte3_bytes += plane_bytes;
+      }
+      const uint64_t share = std::max<uint64_t>(1, work.tiles.size() - first);
+      for (size_t t = first; t < work.tiles.size(); ++t) {
+        work.tiles[t].mte1_b_bytes += col_bytes / share;
+        work.tiles[t].mte2_bytes += plane_bytes / share;
+      }
+    }
+  }
+  vector_work.mte3_bytes += static_cast<uint64_t>(g.m * K) * ElementSize(w.dtype);
+  if (work.tiles.empty()) work.tiles.emplace_back();
+  const uint64_t tiles = work.tiles.size();
+  for (device::TileWork& t : work.tiles) {
+    t.vector_repeats += vector_work.vector_repeats / tiles;
+    t.vector_instructions += vector_work.vector_instructions / tiles;
+    t.mte3_bytes += vector_work.mte3_bytes / tiles;
+  }
+  return work;
+}
+
+absl::StatusOr<std::vector<TensorType>> InferConvGrad(InferContext& c) {
+  if (auto s = CheckFloatInputs(c); !s.ok()) return s;
+  const TensorType& dy = *c.inputs[0];
+  const TensorType& x = *c.inputs[1];
+  const TensorType& w = *c.inputs[2];
+  auto g = ConvGeometryOf(c.node, c.attrs, x.shape, w.shape);
+  if (!g.ok()) return g.status();
+  const Shape y{g->n, g->m, g->oh, g->ow};
+  if (dy.shape != y) {
+    return NodeError(c.node, "the gradient ", ToString(dy), " does not match the convolution's output ",
+                     ShapeToString(y));
+  }
+  ConvGradPlan plan;
+  plan.g = *g;
+  plan.want_dx = c.node.outputs_size() > 1 && !c.node.outputs(1).empty();
+  auto work = ConvGradWork(c, *g, plan.want_dx, x, w);
+  if (!work.ok()) return work.status();
+  plan.work = *std::move(work);
+  c.Prepare(std::move(plan));
+  return std::vector<TensorType>{w, x};
+}
+
+// The column matrix of one image and group, col[(ci, ky, kx), (oy, ox)], from
+// its fp16 input planes [Cg, H, W], 0 in the padding: the B operand of dW's
+// GEMM (the forward lays the same taps out per tile, kernels/cube_im2col.h;
+// the gradient needs them transposed, whole).
+void Columns(const half_bits* planes, const ConvGeometry& g, half_bits* col) {
+  const int64_t rows = g.kdim(), pix = g.pixels();
+  ParallelFor(rows, [&](int64_t r) {
+    const int64_t ci = r / (g.kh * g.kw), ky = (r / g.kw) % g.kh, kx = r % g.kw;
+    const half_bits* plane = planes + ci * g.h * g.w;
+    half_bits* dst = col + r * pix;
+    for (int64_t oy = 0; oy < g.oh; ++oy) {
+      const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
+      for (int64_t ox = 0; ox < g.ow; ++ox) {
+        const int64_t ix = ox * g.sw - g.pl + kx * g.dw;
+        dst[oy * g.ow + ox] = (iy >= 0 && iy < g.h && ix >= 0 && ix < g.w) ? plane[iy * g.w + ix] : half_bits{0};
+      }
+    }
+  });
+}
+
+// Adds col_grad [(ci, ky, kx), (oy, ox)] into the group's dX planes [Cg, H, W]
+// (fp32), in a fixed order: each input channel is one thread's.
+void Col2Im(const float* col, const ConvGeometry& g, float* planes) {
+  const int64_t pix = g.pixels();
+  ParallelFor(g.cg(), [&](int64_t ci) {
+    float* plane = planes + ci * g.h * g.w;
+    for (int64_t ky = 0; ky < g.kh; ++ky) {
+      for (int64_t kx = 0; kx < g.kw; ++kx) {
+        const float* src = col + ((ci * g.kh + ky) * g.kw + kx) * pix;
+        for (int64_t oy = 0; oy < g.oh; ++oy) {
+          const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
+          if (iy < 0 || iy >= g.h) continue;
+          for (int64_t ox = 0; ox < g.ow; ++ox) {
+            const int64_t ix = ox * g.sw - g.pl + kx * g.dw;
+            if (ix >= 0 && ix < g.w) plane[iy * g.w + ix] += src[oy * g.ow + ox];
+          }
+        }
+      }
+    }
+  });
+}
+
+absl::Status RunConvGrad(RunContext& ctx) {
+  const ConvGradPlan& plan = ctx.State<ConvGradPlan>();
+  const ConvGeometry& g = plan.g;
+  const HostTensor& dy = *ctx.inputs[0];
+  const HostTensor& x = *ctx.inputs[1];
+  const HostTensor& wt = *ctx.inputs[2];
+  const bool want_dx = plan.want_dx && ctx.outputs.size() > 1;
+  const int64_t K = g.kdim(), P = g.pixels(), Mg = g.mg();
+  const int64_t plane_elems = g.cg() * g.h * g.w;
+  std::vector<half_bits> planes16(static_cast<size_t>(plane_elems)), col(static_cast<size_t>(K * P));
+  std::vector<float> dw_acc(static_cast<size_t>(g.m * K), 0.0f), dw_img(static_cast<size_t>(Mg * K));
+  std::vector<float> col_grad(want_dx ? static_cast<size_t>(K * P) : 0);
+  std::vector<float> dx_planes(want_dx ? static_cast<size_t>(plane_elems) : 0);
+  const size_t dy_elem = ElementSize(dy.type().dtype), w_elem = ElementSize(wt.type().dtype);
+  const bool saturate = ctx.preset.fp16_saturation;
+  // The GEMMs write fp32 partials (whose overflow the final stores count).
+  uint64_t overflow = 0;
+
+  for (int64_t img = 0; img < g.n; ++img) {
+    for (int64_t grp = 0; grp < g.group; ++grp) {
+      if (ctx.cancel != nullptr && ctx.cancel->load(std::memory_order_relaxed)) return absl::OkStatus();
+      const int64_t in_off = (img * g.c + grp * g.cg()) * g.h * g.w;
+      if (x.type().dtype == v1::FLOAT16) {
+        std::copy_n(x.as<half_bits>() + in_off, plane_elems, planes16.data());
+      } else {
+        kernels::FloatToHalfN(x.as<float>() + in_off, planes16.data(), static_cast<size_t>(plane_elems), false);
+      }
+      Columns(planes16.data(), g, col.data());
+      const std::byte* dy_g = dy.data() + (img * g.m + grp * Mg) * P * dy_elem;
+
+      // dW_g (this image) = dY_g x col^T, into fp32.
+      kernels::GemmProblem pw = CubeProblem(ctx, dy.type().dtype, v1::FLOAT16, v1::FLOAT32);
+      pw.m = Mg, pw.n = K, pw.k = P;
+      pw.a = dy_g, pw.lda = P;
+      pw.b = col.data(), pw.ldb = P, pw.trans_b = true;
+      pw.c = dw_img.data(), pw.ldc = K;
+      RunCubeGemm(pw);
+      float* acc = dw_acc.data() + grp * Mg * K;
+      for (int64_t i = 0; i < Mg * K; ++i) acc[i] += dw_img[i];
+
+      if (want_dx) {
+        // col_grad = W_g^T x dY_g; W_g is [Mg, K] row-major.
+        kernels::GemmProblem px = CubeProblem(ctx, wt.type().dtype, dy.type().dtype, v1::FLOAT32);
+        px.m = K, px.n = P, px.k = Mg;
+        px.a = wt.data() + grp * Mg * K * w_elem, px.lda = K, px.trans_a = true;
+        px.b = dy_g, px.ldb = P;
+        px.c = col_grad.data(), px.ldc = P;
+        RunCubeGemm(px);
+        std::fill(dx_planes.begin(), dx_planes.end(), 0.0f);
+        Col2Im(col_grad.data(), g, dx_planes.data());
+        overflow += StoreFromFloat(ctx.outputs[1], in_off, plane_elems, dx_planes.data(), saturate);
+      }
+    }
+  }
+  overflow += StoreFromFloat(ctx.outputs[0], 0, g.m * K, dw_acc.data(), saturate);
+  SetCubeWork(ctx, plan.work, overflow);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void RegisterConvGradOp(OpRegistry& r) {
+  r.Register(WithAttributes(TrainingOpDef("ConvGrad", 3, 3, 2, InferConvGrad, RunConvGrad,
+                                          "Cube, MTE1 (img2col), MTE2, FixPipe, Vector (dW sums, col2im)",
+                                          device::TaskType::kAiCore),
+                            ConvAttributes()));
+}
+
+}  // namespace npu::graph::ops

@@ -1,0 +1,96 @@
+#include "server/train/amp.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "kernels/fp16.h"
+#include "server/train/graph_editor.h"
+
+namespace npu::train {
+namespace {
+
+bool IsCubeOp(const std::string& op) { return op == "MatMul" || op == "Gemm" || op == "Conv"; }
+
+std::string CastTo(GraphEditor& g, const std::string& v, graph::DataType to, const std::string& base) {
+  return g.Add1("Cast", {v}, {{"to", AttrInt(OnnxFloatCode(to))}}, base);
+}
+
+void ToHalf(v1::Tensor& t) {
+  const size_t n = t.data().size() / 4;
+  std::vector<float> f(n);
+  std::memcpy(f.data(), t.data().data(), n * 4);
+  std::string half(n * 2, '\0');
+  kernels::FloatToHalfN(f.data(), reinterpret_cast<kernels::half_bits*>(half.data()), n, /*saturate=*/false);
+  t.set_dtype(v1::FLOAT16);
+  t.set_data(std::move(half));
+}
+
+void ApplyO1(v1::Graph& f) {
+  GraphEditor g(&f);
+  const int n = f.nodes_size();
+  for (int i = 0; i < n; ++i) {
+    if (!IsCubeOp(f.nodes(i).op_type())) continue;
+    const std::string name = f.nodes(i).name();
+    std::vector<std::string> inputs(f.nodes(i).inputs().begin(), f.nodes(i).inputs().end());
+    for (std::string& in : inputs) {
+      if (!in.empty()) in = CastTo(g, in, v1::FLOAT16, "amp/" + name + "/" + in);
+    }
+    const std::string out = f.nodes(i).outputs(0);
+    const std::string half = g.FreshValue(out + "/fp16");
+    v1::Node* node = f.mutable_nodes(i);
+    node->mutable_inputs()->Clear();
+    for (const std::string& in : inputs) node->add_inputs(in);
+    node->set_outputs(0, half);
+    // Back to fp32 under the original name, so every consumer is unchanged.
+    v1::Node* cast = f.add_nodes();
+    cast->set_name(g.FreshNode("amp/" + name + "/fp32"));
+    cast->set_op_type("Cast");
+    cast->add_inputs(half);
+    cast->add_outputs(out);
+    (*cast->mutable_attributes())["to"] = AttrInt(OnnxFloatCode(v1::FLOAT32));
+  }
+}
+
+std::string ApplyO2(const ModelSpec& spec, v1::Graph& f) {
+  const std::set<std::string> keep(spec.bn_params.begin(), spec.bn_params.end());
+  std::set<std::string> fp32_buffers(spec.buffers.begin(), spec.buffers.end());
+  for (auto& in : *f.mutable_inputs()) {
+    if (in.dtype() == v1::FLOAT32 && in.name() != spec.input && !keep.contains(in.name()) &&
+        !fp32_buffers.contains(in.name())) {
+      in.set_dtype(v1::FLOAT16);
+    }
+  }
+  for (auto& init : *f.mutable_initializers()) {
+    if (init.tensor().dtype() == v1::FLOAT32 && !keep.contains(init.name())) ToHalf(*init.mutable_tensor());
+  }
+  GraphEditor g(&f);
+  // The input arrives in fp32: one cast, and every reader reads the fp16 copy.
+  const std::string x16 = CastTo(g, spec.input, v1::FLOAT16, "amp/" + spec.input + "/fp16");
+  for (int i = 0; i + 1 < f.nodes_size(); ++i) {
+    for (auto& in : *f.mutable_nodes(i)->mutable_inputs()) {
+      if (in == spec.input) in = x16;
+    }
+  }
+  // The cast is the last node; graphs need not be sorted, the planner sorts them.
+  return CastTo(g, spec.output, v1::FLOAT32, "amp/" + spec.output + "/fp32");
+}
+
+}  // namespace
+
+graph::DataType ModelDtype(AmpLevel level, const ModelSpec& spec, const std::string& param) {
+  if (level != AmpLevel::kO2) return v1::FLOAT32;
+  return std::find(spec.bn_params.begin(), spec.bn_params.end(), param) != spec.bn_params.end() ? v1::FLOAT32
+                                                                                                  : v1::FLOAT16;
+}
+
+std::string ApplyAmp(AmpLevel level, const ModelSpec& spec, v1::Graph& forward) {
+  switch (level) {
+    case AmpLevel::kO0: return spec.output;
+    case AmpLevel::kO1: ApplyO1(forward); return spec.output;
+    case AmpLevel::kO2: return ApplyO2(spec, forward);
+  }
+  return spec.output;
+}
+
+}  // namespace npu::train

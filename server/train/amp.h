@@ -1,0 +1,31 @@
+// apex's mixed precision on a forward graph (training_forward.h's):
+//   O0  nothing: fp32 throughout (the Cube still rounds its operands to fp16,
+//       as an NPU does);
+//   O1  each Cube op (MatMul, Gemm, Conv) casts its float inputs to fp16 and
+//       its output back to fp32, the rest stays fp32 (apex's patched
+//       functions, its whitelist being the GEMMs and convolutions);
+//   O2  an fp16 model: the parameters, constants and the input are fp16
+//       (apex's cast_model_type), except what BatchNormalization reads
+//       (keep_batchnorm_fp32); the output is cast back to fp32 for the loss.
+// The backward pass differentiates through the casts, so gradients come out
+// in each parameter's dtype.
+#pragma once
+
+#include <set>
+#include <string>
+
+#include "npu/v1/graph.pb.h"
+#include "server/train/model_spec.h"
+#include "server/train/train_config.h"
+
+namespace npu::train {
+
+// Applies `level` to `forward` (spec's model made into a forward); returns the
+// value holding the model's output in fp32.
+std::string ApplyAmp(AmpLevel level, const ModelSpec& spec, v1::Graph& forward);
+
+// The dtype a parameter has in the model under `level` (its master copy,
+// for O2, is fp32).
+graph::DataType ModelDtype(AmpLevel level, const ModelSpec& spec, const std::string& param);
+
+}  // namespace npu::train

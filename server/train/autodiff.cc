@@ -1,0 +1,138 @@
+#include "server/train/autodiff.h"
+
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "server/train/gradient_rules.h"
+#include "server/train/value_types.h"
+
+namespace npu::train {
+namespace {
+
+class Backward {
+ public:
+  Backward(v1::Graph& graph, const BackwardRequest& req) : graph_(graph), req_(req), editor_(&graph) {}
+
+  absl::StatusOr<std::vector<std::string>> Run(const device::DevicePreset& preset) {
+    if (graph_.outputs_size() == 0) graph_.add_outputs(req_.loss);  // BuildPlan wants one
+    auto facts = InferGraphFacts(graph_, preset);
+    if (!facts.ok()) return facts.status();
+    facts_ = *std::move(facts);
+    auto loss = facts_.types.find(req_.loss);
+    if (loss == facts_.types.end()) return absl::InvalidArgumentError(absl::StrCat("the loss \"", req_.loss, "\" is not a value of the graph"));
+    if (!graph::IsFloat(loss->second.dtype) || loss->second.elements() != 1) {
+      return absl::InvalidArgumentError(absl::StrCat("the loss \"", req_.loss, "\" must be one float, not ",
+                                                     graph::ToString(loss->second)));
+    }
+    for (const auto& init : graph_.initializers()) constants_[init.name()] = &init.tensor();
+    MarkRequired();
+    MarkNeeded();
+    editor_.AddInput(req_.seed, graph::TensorType{loss->second.dtype, {}});
+    contributions_[req_.loss].push_back(req_.seed);
+    // The rules append nodes: walk the forward's nodes by index, never by pointer.
+    const std::vector<int> order = facts_.order;
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      if (auto s = Differentiate(*it); !s.ok()) return s;
+    }
+    std::vector<std::string> grads;
+    for (const std::string& w : req_.wrt) grads.push_back(GradientOf(w));
+    return grads;
+  }
+
+ private:
+  void MarkRequired() {
+    required_.insert(req_.wrt.begin(), req_.wrt.end());
+    for (int i : facts_.order) {
+      const v1::Node& n = graph_.nodes(i);
+      bool any = false;
+      for (const auto& in : n.inputs()) any = any || required_.contains(in);
+      if (!any) continue;
+      for (const auto& out : n.outputs()) {
+        if (graph::IsFloat(facts_.types.at(out).dtype)) required_.insert(out);
+      }
+    }
+  }
+
+  void MarkNeeded() {
+    needed_.insert(req_.loss);
+    for (auto it = facts_.order.rbegin(); it != facts_.order.rend(); ++it) {
+      const v1::Node& n = graph_.nodes(*it);
+      bool any = false;
+      for (const auto& out : n.outputs()) any = any || needed_.contains(out);
+      if (any) needed_.insert(n.inputs().begin(), n.inputs().end());
+    }
+  }
+
+  // The sum of what flowed back into `value` so far ("" when nothing did).
+  std::string Sum(const std::string& value) {
+    auto it = contributions_.find(value);
+    if (it == contributions_.end() || it->second.empty()) return "";
+    std::string total = it->second[0];
+    for (size_t i = 1; i < it->second.size(); ++i) {
+      total = editor_.Add1("Add", {total, it->second[i]}, {}, absl::StrCat("grad/", value, "/sum"));
+    }
+    it->second = {total};
+    return total;
+  }
+
+  absl::Status Differentiate(int index) {
+    const v1::Node& node = graph_.nodes(index);
+    std::vector<std::string> dy;
+    bool flows = false;
+    for (const auto& out : node.outputs()) {
+      dy.push_back(needed_.contains(out) ? Sum(out) : "");
+      flows = flows || !dy.back().empty();
+    }
+    std::vector<bool> needs;
+    bool any = false;
+    for (const auto& in : node.inputs()) {
+      needs.push_back(!in.empty() && required_.contains(in));
+      any = any || needs.back();
+    }
+    if (!flows || !any) return absl::OkStatus();
+    const GradRule* rule = FindGradRule(node.op_type());
+    if (rule == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("node \"", node.name(), "\" (", node.op_type(),
+                                                     "): the op has no gradient, so the model cannot be trained "
+                                                     "through it"));
+    }
+    // A missing output gradient is a zero the rule cannot be given: only
+    // multi-output ops whose rule reads one output (Split aside) reach here.
+    GradContext ctx(editor_, node, facts_.types, constants_, std::move(dy), std::move(needs));
+    if (ctx.dy[0].empty() && node.op_type() != "Split") return absl::OkStatus();
+    if (auto s = (*rule)(ctx); !s.ok()) return s;
+    for (int i = 0; i < node.inputs_size(); ++i) {
+      if (ctx.Needs(i) && !ctx.dx[i].empty()) contributions_[node.inputs(i)].push_back(ctx.dx[i]);
+    }
+    return absl::OkStatus();
+  }
+
+  std::string GradientOf(const std::string& value) {
+    std::string g = Sum(value);
+    if (!g.empty()) return g;
+    const graph::TensorType& t = facts_.types.at(value);
+    v1::Tensor zeros;
+    zeros.set_dtype(t.dtype);
+    for (int64_t d : t.shape) zeros.add_shape(d);
+    zeros.mutable_data()->assign(t.bytes(), '\0');
+    return editor_.Constant(absl::StrCat("grad/", value, "/zero"), std::move(zeros));
+  }
+
+  v1::Graph& graph_;
+  const BackwardRequest& req_;
+  GraphEditor editor_;
+  GraphFacts facts_;
+  std::map<std::string, const v1::Tensor*> constants_;
+  std::set<std::string> required_, needed_;
+  std::map<std::string, std::vector<std::string>> contributions_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::string>> AppendBackward(v1::Graph& graph, const BackwardRequest& request,
+                                                        const device::DevicePreset& preset) {
+  return Backward(graph, request).Run(preset);
+}
+
+}  // namespace npu::train

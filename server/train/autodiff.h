@@ -1,0 +1,32 @@
+// Reverse-mode automatic differentiation on the server's graph IR: from a
+// graph holding a forward pass and its scalar loss, the backward pass is
+// appended as ordinary nodes (gradient ops and compositions of forward ops,
+// gradient_rules.h), so it is validated, planned, run and profiled like any
+// graph. Gradients of a value used several times are summed in the order its
+// consumers run in reverse. Only what the loss depends on and what depends
+// on the values asked for is differentiated.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "npu/v1/graph.pb.h"
+#include "server/device/device_preset.h"
+
+namespace npu::train {
+
+struct BackwardRequest {
+  std::string loss;              // a scalar float value of the graph
+  std::string seed;              // a new graph input of the loss's type: dLoss (the loss scale, say)
+  std::vector<std::string> wrt;  // graph inputs whose gradients are wanted
+};
+
+// Appends the backward pass to `graph` (whose nodes must all be named) and
+// returns the gradient value of each of `request.wrt`, in order; a value the
+// loss does not depend on gets a constant zero. INVALID_ARGUMENT names a node
+// whose op has no gradient.
+absl::StatusOr<std::vector<std::string>> AppendBackward(v1::Graph& graph, const BackwardRequest& request,
+                                                        const device::DevicePreset& preset);
+
+}  // namespace npu::train

@@ -1,0 +1,111 @@
+#include "server/train/gradient_rules.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "kernels/fp16.h"
+
+namespace npu::train {
+
+absl::StatusOr<const v1::Tensor*> GradContext::ConstantInput(int input) const {
+  const std::string& name = node.inputs(input);
+  auto it = constants_.find(name);
+  if (it == constants_.end()) {
+    return absl::FailedPreconditionError(absl::StrCat("node \"", node.name(), "\" (", node.op_type(), "): input \"",
+                                                      name, "\" must be a constant to differentiate the node"));
+  }
+  return it->second;
+}
+
+absl::StatusOr<std::vector<int64_t>> GradContext::ConstantInts(int input) const {
+  auto t = ConstantInput(input);
+  if (!t.ok()) return t.status();
+  const std::string& d = (*t)->data();
+  std::vector<int64_t> v;
+  if ((*t)->dtype() == v1::INT64) {
+    v.resize(d.size() / 8);
+    std::memcpy(v.data(), d.data(), v.size() * 8);
+  } else if ((*t)->dtype() == v1::INT32) {
+    std::vector<int32_t> w(d.size() / 4);
+    std::memcpy(w.data(), d.data(), w.size() * 4);
+    v.assign(w.begin(), w.end());
+  } else {
+    return Unsupported(absl::StrCat("with input \"", node.inputs(input), "\" not INT64/INT32"));
+  }
+  return v;
+}
+
+absl::StatusOr<float> GradContext::ConstantScalar(int input) const {
+  auto t = ConstantInput(input);
+  if (!t.ok()) return t.status();
+  const std::string& d = (*t)->data();
+  if ((*t)->dtype() == v1::FLOAT32 && d.size() == 4) {
+    float v;
+    std::memcpy(&v, d.data(), 4);
+    return v;
+  }
+  if ((*t)->dtype() == v1::FLOAT16 && d.size() == 2) {
+    kernels::half_bits h;
+    std::memcpy(&h, d.data(), 2);
+    return kernels::HalfToFloat(h);
+  }
+  if ((*t)->dtype() == v1::INT64 && d.size() == 8) {
+    int64_t v;
+    std::memcpy(&v, d.data(), 8);
+    return static_cast<float>(v);
+  }
+  if ((*t)->dtype() == v1::INT32 && d.size() == 4) {
+    int32_t v;
+    std::memcpy(&v, d.data(), 4);
+    return static_cast<float>(v);
+  }
+  return Unsupported(absl::StrCat("with input \"", node.inputs(input), "\" not one number"));
+}
+
+absl::Status GradContext::Unsupported(const std::string& what) const {
+  return absl::FailedPreconditionError(
+      absl::StrCat("node \"", node.name(), "\" (", node.op_type(), "): cannot differentiate ", what));
+}
+
+std::string GradContext::Reshape(const std::string& v, const graph::Shape& from, const graph::Shape& to) {
+  if (from == to) return v;
+  const std::string s = g.IntsConstant(Base() + "/shape", to);
+  return g.Add1("Reshape", {v, s}, {}, Base() + "/reshape");
+}
+
+std::string GradContext::Unbroadcast(const std::string& dy, const graph::Shape& from, const graph::Shape& shape) {
+  if (from == shape) return dy;
+  const size_t lead = from.size() - shape.size();
+  std::vector<int64_t> axes;
+  for (size_t d = 0; d < from.size(); ++d) {
+    if (d < lead || (shape[d - lead] == 1 && from[d] != 1)) axes.push_back(static_cast<int64_t>(d));
+  }
+  std::string reduced = dy;
+  graph::Shape kept = from;
+  if (!axes.empty()) {
+    const std::string a = g.IntsConstant(Base() + "/axes", axes);
+    reduced = g.Add1("ReduceSum", {dy, a}, {{"keepdims", AttrInt(1)}}, Base() + "/unbroadcast");
+    for (int64_t d : axes) kept[d] = 1;
+  }
+  return Reshape(reduced, kept, shape);
+}
+
+std::string GradContext::Scale(const std::string& v, float scalar, graph::DataType dtype) {
+  if (scalar == 1.0f) return v;
+  const std::string c = g.ScalarConstant(Base() + "/scale", scalar, dtype);
+  return g.Add1("Mul", {v, c}, {}, Base() + "/scaled");
+}
+
+const GradRule* FindGradRule(const std::string& op_type) {
+  static const auto* rules = [] {
+    auto* r = new std::map<std::string, GradRule>();
+    AddMathGradRules(*r);
+    AddNnGradRules(*r);
+    AddShapeGradRules(*r);
+    return r;
+  }();
+  auto it = rules->find(op_type);
+  return it == rules->end() ? nullptr : &it->second;
+}
+
+}  // namespace npu::train

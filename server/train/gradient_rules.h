@@ -1,0 +1,75 @@
+// Reverse-mode rules: for each forward op, the nodes that turn the gradients
+// of its outputs into the gradients of its inputs. A rule appends nodes with
+// the GraphEditor (gradient ops of server/graph/ops, or compositions of the
+// forward ops) and names its results in `dx`. Rules live by op family in
+// grad_rules_*.cc; FindGradRule looks them up by ONNX op type.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "npu/v1/graph.pb.h"
+#include "server/train/graph_editor.h"
+#include "server/train/value_types.h"
+
+namespace npu::train {
+
+class GradContext {
+ public:
+  GradContext(GraphEditor& g, const v1::Node& node, const TypeMap& types,
+              const std::map<std::string, const v1::Tensor*>& constants, std::vector<std::string> dy,
+              std::vector<bool> needs)
+      : g(g), node(node), dy(std::move(dy)), dx(node.inputs_size()), types_(types), constants_(constants),
+        needs_(std::move(needs)) {}
+
+  GraphEditor& g;
+  const v1::Node& node;
+  // Gradient of each output ("" when none flows back); it has the output's type.
+  std::vector<std::string> dy;
+  std::vector<std::string> dx;  // out: gradient of each input (of its type); "" for none
+
+  // Whether input i (or a value computed from it) needs a gradient.
+  bool Needs(int i) const { return i < static_cast<int>(needs_.size()) && needs_[i]; }
+  // The type of a forward value (gradients have the type of their value).
+  const graph::TensorType& Type(const std::string& value) const { return types_.at(value); }
+  const graph::TensorType& InputType(int i) const { return Type(node.inputs(i)); }
+  const graph::TensorType& OutputType(int i) const { return Type(node.outputs(i)); }
+  // The integers of a constant input (shape, axes, split), or an error naming it.
+  absl::StatusOr<std::vector<int64_t>> ConstantInts(int input) const;
+  // The one value of a constant float input (Pow's exponent).
+  absl::StatusOr<float> ConstantScalar(int input) const;
+  // Base of the names of this node's gradient nodes.
+  std::string Base() const { return "grad/" + node.name(); }
+  // FAILED_PRECONDITION naming the node: what its gradient cannot do.
+  absl::Status Unsupported(const std::string& what) const;
+
+  // g (of shape `from`) summed to `to` over the axes NumPy broadcasting
+  // expanded (ReduceSum keepdims, then Reshape); g itself when they agree.
+  std::string Unbroadcast(const std::string& g, const graph::Shape& from, const graph::Shape& to);
+  // Reshape of `v` (of shape `from`) to `to`, through a constant shape.
+  std::string Reshape(const std::string& v, const graph::Shape& from, const graph::Shape& to);
+  // `v` * scalar, the scalar of `dtype` (v's).
+  std::string Scale(const std::string& v, float scalar, graph::DataType dtype);
+
+ private:
+  absl::StatusOr<const v1::Tensor*> ConstantInput(int input) const;
+
+  const TypeMap& types_;
+  const std::map<std::string, const v1::Tensor*>& constants_;
+  std::vector<bool> needs_;
+};
+
+using GradRule = std::function<absl::Status(GradContext&)>;
+
+// nullptr when the op has no gradient rule.
+const GradRule* FindGradRule(const std::string& op_type);
+
+// Registration by family (grad_rules_*.cc).
+void AddMathGradRules(std::map<std::string, GradRule>& rules);   // elementwise, reductions, MatMul, Gemm
+void AddNnGradRules(std::map<std::string, GradRule>& rules);     // activations, norms, pools, Conv, losses
+void AddShapeGradRules(std::map<std::string, GradRule>& rules);  // views, data movement, Gather
+
+}  // namespace npu::train

@@ -1,0 +1,75 @@
+#include "server/train/training_forward.h"
+
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "server/train/graph_editor.h"
+
+namespace npu::train {
+namespace {
+
+// Dropout's ratio: its second input, or ONNX's default 0.5.
+std::string RatioOf(const v1::Node& node, GraphEditor& g) {
+  if (node.inputs_size() > 1 && !node.inputs(1).empty()) return node.inputs(1);
+  return g.ScalarConstant(node.name() + "/ratio", 0.5f, v1::FLOAT32);
+}
+
+}  // namespace
+
+absl::StatusOr<ForwardIO> MakeForward(const ModelSpec& spec, int64_t batch, bool training, v1::Graph& out) {
+  if (batch < 1) return absl::InvalidArgumentError(absl::StrCat("batch size ", batch, " must be >= 1"));
+  out = spec.graph;
+  out.mutable_inputs(0)->set_shape(0, batch);
+  // Parameters and running statistics: initializers -> inputs.
+  std::set<std::string> lifted(spec.params.begin(), spec.params.end());
+  lifted.insert(spec.buffers.begin(), spec.buffers.end());
+  google::protobuf::RepeatedPtrField<v1::Initializer> kept;
+  for (auto& init : *out.mutable_initializers()) {
+    if (!lifted.contains(init.name())) {
+      *kept.Add() = std::move(init);
+      continue;
+    }
+    v1::ValueInfo* in = out.add_inputs();
+    in->set_name(init.name());
+    in->set_dtype(init.tensor().dtype());
+    *in->mutable_shape() = init.tensor().shape();
+  }
+  out.mutable_initializers()->Swap(&kept);
+
+  ForwardIO io;
+  GraphEditor g(&out);
+  const int n = out.nodes_size();
+  for (int i = 0; i < n; ++i) {
+    v1::Node* node = out.mutable_nodes(i);
+    const std::string& op = node->op_type();
+    if (op == "BatchNormalization") {
+      (*node->mutable_attributes())["training_mode"] = AttrInt(training ? 1 : 0);
+      while (node->outputs_size() > 1) node->mutable_outputs()->RemoveLast();
+      for (int k : {3, 4}) {
+        if (!training) break;
+        const std::string updated = g.FreshValue(node->inputs(k) + "/updated");
+        node->add_outputs(updated);
+        io.buffer_out[node->inputs(k)] = updated;
+      }
+    } else if (op == "LayerNormalization" && training) {
+      for (const char* stat : {"/mean", "/inv_std_dev"}) {
+        if (node->outputs_size() < 3) node->add_outputs(g.FreshValue(node->name() + stat));
+      }
+    } else if (op == "Dropout" && training) {
+      if (io.dropout_seed.empty()) {
+        io.dropout_seed = g.FreshValue("step/dropout_seed");
+        g.AddInput(io.dropout_seed, {v1::INT64, {}});
+      }
+      const std::string data = node->inputs(0), ratio = RatioOf(*node, g);
+      node = out.mutable_nodes(i);  // the editor adds initializers and inputs here, never nodes
+      node->set_op_type("SeededDropout");
+      node->mutable_attributes()->clear();
+      node->mutable_inputs()->Clear();
+      for (const std::string& in : {data, ratio, io.dropout_seed}) node->add_inputs(in);
+      if (node->outputs_size() < 2) node->add_outputs(g.FreshValue(node->name() + "/mask"));
+    }
+  }
+  return io;
+}
+
+}  // namespace npu::train
