@@ -205,6 +205,8 @@ class Fuser {
     const int next = consumers_[c.value].front();
     const PlanNode& bn = plan_.nodes[next];
     if (bn.op->name != "BatchNormalization" || bn.outputs.size() != 1 || bn.inputs[0] != c.value) return;
+    // Training mode normalises with the batch's statistics: nothing to fold.
+    if (NodeAttributes(*bn.node).Int("training_mode", 0).value_or(0) != 0) return;
     auto constant = [&](int v) { return v >= 0 && plan_.values[v].is_constant; };
     for (int i = 1; i < 5; ++i) {
       if (!constant(bn.inputs[i])) return;

@@ -5,8 +5,8 @@
 //                   Adds, Relu, Clip, Sigmoid x Mul, the erf GELU, residual
 //                   Adds, scalings): FixPipe applies the chain to each result
 //                   on its way out of L0C (OpDef::epilogue_axis). A
-//                   BatchNormalization right after a Conv is folded into its
-//                   weights and bias first.
+//                   BatchNormalization in inference mode right after a Conv
+//                   is folded into its weights and bias first.
 //   Vector chain    elementwise ops after one another: one Vector pass
 //                   (ops/fused_elementwise_op.h) instead of one per op.
 //

@@ -8,7 +8,9 @@
 namespace npu::train {
 
 absl::StatusOr<GraphFacts> InferGraphFacts(const v1::Graph& graph, const device::DevicePreset& preset) {
-  auto plan = graph::BuildPlan(std::shared_ptr<const v1::Graph>(std::shared_ptr<void>(), &graph), preset);
+  // Unfused: every node and value of the graph as written, in the planner's order.
+  auto plan = graph::BuildPlan(std::shared_ptr<const v1::Graph>(std::shared_ptr<void>(), &graph), preset, {},
+                               graph::PlanOptions{.fuse = false});
   if (!plan.ok()) return plan.status();
   GraphFacts facts;
   for (const graph::PlanValue& v : (*plan)->values) facts.types[v.name] = v.type;

@@ -4,7 +4,8 @@
 // folded BatchNormalization stays within the bound docs/ops.md states against
 // a float64 evaluation of the unfused graph; chains whose values are read
 // elsewhere stay unfused; the profile names a fused node after all of its
-// nodes; a debug run refuses a fused plan.
+// nodes; a debug run refuses a fused plan; a BatchNormalization in training
+// mode (batch statistics) is never folded.
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -300,6 +301,32 @@ TEST(FusionTest, ADebugRunNeedsAnUnfusedPlan) {
   auto debug = RunPlan(*unfused, {ToHost(feeds[0].value)}, ExecOptions{.debug = true}, device);
   ASSERT_TRUE(debug.ok()) << debug.status();
   EXPECT_EQ(debug->intermediates.size(), 2u);  // Exp's and Relu's outputs
+}
+
+// Training mode normalises with the batch's own statistics, which no
+// constant folding can know: the Conv and the BatchNormalization stay two
+// nodes and the fused plan gives the unfused plan's bits.
+TEST(FusionTest, ATrainingModeBatchNormIsNotFolded) {
+  std::mt19937 rng(4);
+  GraphBuilder g("bn_training");
+  std::vector<Feed> feeds;
+  Value x = In(g, feeds, "x", RandomTensor(v1::FLOAT32, {4, 3, 5, 5}, rng, -2, 2));
+  Value conv = g.Op("Conv", {x, g.Constant("w", RandomTensor(v1::FLOAT32, {6, 3, 3, 3}, rng))},
+                    {{"pads", AttrInts({1, 1, 1, 1})}});
+  Value bn = g.Op("BatchNormalization",
+                  {conv, g.Constant("gamma", RandomTensor(v1::FLOAT32, {6}, rng, 0.5f, 2.0f)),
+                   g.Constant("beta", RandomTensor(v1::FLOAT32, {6}, rng, -1, 1)),
+                   g.Constant("mean", RandomTensor(v1::FLOAT32, {6}, rng, -1, 1)),
+                   g.Constant("var", RandomTensor(v1::FLOAT32, {6}, rng, 0.5f, 2.0f))},
+                  {{"training_mode", client::AttrInt(1)}});
+  g.Output(bn, "y");
+  const v1::Graph graph = g.Build();
+  const Outcome fused = RunGraph(graph, feeds, true);
+  const Outcome unfused = RunGraph(graph, feeds, false);
+  EXPECT_EQ(fused.nodes, 2u);
+  ASSERT_EQ(fused.outputs.size(), 1u);
+  ASSERT_EQ(unfused.outputs.size(), 1u);
+  EXPECT_TRUE(fused.outputs[0] == unfused.outputs[0]);
 }
 
 // Folding BatchNormalization into a Conv scales the weights before their one
