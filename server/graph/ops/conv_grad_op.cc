@@ -114,7 +114,7 @@ absl::StatusOr<std::vector<TensorType>> InferConvGrad(InferContext& c) {
 // the gradient needs them transposed, whole).
 void Columns(const half_bits* planes, const ConvGeometry& g, half_bits* col) {
   const int64_t rows = g.kdim(), pix = g.pixels();
-  ParallelFor(rows, [&](int64_t r) {
+  ParallelFor(rows, 2 * rows * pix, [&](int64_t r) {  // each column element read and written once
     const int64_t ci = r / (g.kh * g.kw), ky = (r / g.kw) % g.kh, kx = r % g.kw;
     const half_bits* plane = planes + ci * g.h * g.w;
     half_bits* dst = col + r * pix;
@@ -132,7 +132,7 @@ void Columns(const half_bits* planes, const ConvGeometry& g, half_bits* col) {
 // (fp32), in a fixed order: each input channel is one thread's.
 void Col2Im(const float* col, const ConvGeometry& g, float* planes) {
   const int64_t pix = g.pixels();
-  ParallelFor(g.cg(), [&](int64_t ci) {
+  ParallelFor(g.cg(), g.kdim() * pix + g.cg() * g.h * g.w, [&](int64_t ci) {
     float* plane = planes + ci * g.h * g.w;
     for (int64_t ky = 0; ky < g.kh; ++ky) {
       for (int64_t kx = 0; kx < g.kw; ++kx) {

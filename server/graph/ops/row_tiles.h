@@ -1,6 +1,7 @@
 // The loop of Vector ops that work row by row (a softmax row, a normalised
 // row, a pooled plane): `rows` independent rows split into contiguous ranges,
-// one tile per Vector core, in parallel over the host threads.
+// one tile per Vector core, in parallel over the host threads (when the op
+// touches enough elements to be worth a parallel region).
 #pragma once
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 
 #include "server/graph/op_registry.h"
 #include "server/graph/ops/parallel_for.h"
+#include "server/graph/ops/vector_chunks.h"
 
 namespace npu::graph::ops {
 
@@ -19,7 +21,7 @@ void ForEachRowTile(RunContext& ctx, int64_t rows, Body&& body) {
   if (rows <= 0) return;
   const int64_t tiles = std::min<int64_t>(rows, ctx.preset.vector_unit_cores());
   ctx.work.tiles.assign(static_cast<size_t>(tiles), device::TileWork{});
-  ParallelFor(tiles, [&](int64_t t) {
+  ParallelFor(tiles, TouchedElements(ctx), [&](int64_t t) {
     device::TileWork& work = ctx.work.tiles[static_cast<size_t>(t)];
     work.pipeline_steps = 0;
     body(rows * t / tiles, rows * (t + 1) / tiles, work);
