@@ -9,7 +9,9 @@
 //     own buffer, filled with another byte) return the same bytes: an op that
 //     leaves output unwritten, reads a buffer the arena planner gave to
 //     another value, or a fused chain that computes other bits differs
-//     (except where a BatchNormalization is folded into a Conv, fusion.h);
+//     (except where a BatchNormalization is folded into a Conv, fusion.h, and
+//     for values computed from NPUGetFloatStatus, which reads what the other
+//     nodes of the run overflowed);
 //   - every node with a float64 reference (op_reference.h) matches it.
 // A crash, a sanitizer report or a hang is caught by whoever drives this
 // (libFuzzer, the seeded test).

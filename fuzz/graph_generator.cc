@@ -24,6 +24,7 @@ using graph::TensorType;
 
 constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
 constexpr int64_t kI64Min = std::numeric_limits<int64_t>::min();
+constexpr int kMaxDrawnOutputs = 8;  // outputs of a node whose op allows more (Split has its own rule)
 
 // Integers a hostile client sends: the edges of every width the server
 // converts to, and values that overflow once multiplied or added.
@@ -440,7 +441,12 @@ class Generator {
       }
       return 1 + static_cast<int>(src_.Below(4));
     }
-    return 1 + static_cast<int>(src_.Below(static_cast<uint64_t>(op.num_outputs)));
+    // One output per input where the op's outputs follow its inputs
+    // (HcclAllReduce: a bucket of gradients); otherwise a few. A schema's
+    // upper bound (65536) is not a size to draw from: a node of thousands of
+    // values makes every later choice scan them all.
+    if (op.variadic && op.num_outputs == op.max_inputs && src_.Chance(90)) return node.inputs_size();
+    return 1 + static_cast<int>(src_.Below(static_cast<uint64_t>(std::min(op.num_outputs, kMaxDrawnOutputs))));
   }
 
   // Adds one node of `op`; false when the graph is left invalid on purpose.

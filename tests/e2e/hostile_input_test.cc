@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/e2e/e2e_support.h"
 #include "tests/e2e/server_process.h"
@@ -423,6 +424,17 @@ std::vector<Case> Corpus() {
         (*n->mutable_attributes())["axis"].set_i(0);
         g.add_outputs("v");
       }));
+  // The training ops that take a list of values: each is required (no
+  // optional inputs to skip), as for Concat.
+  for (const char* op : {"HcclAllReduce", "NPUGetFloatStatus"}) {
+    add(absl::StrCat(op, " with an empty input"), StatusCode::INVALID_ARGUMENT,
+        absl::StrCat("node \"n\" (", op, "): required input 1 is empty"), register_graph([op](v1::Graph& g) {
+          g = InputOnly({2});
+          AddNode(g, "n", op, {"x", ""}, std::string(op) == "HcclAllReduce" ? std::vector<std::string>{"v", "w"}
+                                                                             : std::vector<std::string>{"v"});
+          g.add_outputs("v");
+        }));
+  }
   add("Expand to an overflowing shape", StatusCode::INVALID_ARGUMENT,
       "node \"e\" (Expand): input \"shape\": shape [4294967296,4294967296] has more than",
       register_graph([](v1::Graph& g) {

@@ -4,6 +4,7 @@
 // float64 reference where one exists. The inputs libFuzzer found bugs with
 // (tests/fuzz/regressions/) are replayed too. NPU_FUZZ_SEEDS=N runs N seeds
 // (a longer seeded run than CI's).
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -23,7 +24,7 @@ namespace {
 
 uint64_t SeedCount() {
   const char* env = std::getenv("NPU_FUZZ_SEEDS");
-  return env != nullptr ? std::strtoull(env, nullptr, 10) : 1000;
+  return env != nullptr ? std::strtoull(env, nullptr, 10) : 1300;
 }
 
 TEST(GraphFuzzTest, SeededCasesKeepTheOracle) {
@@ -32,9 +33,11 @@ TEST(GraphFuzzTest, SeededCasesKeepTheOracle) {
   const uint64_t seeds = SeedCount();
   int planned = 0, ran = 0, referenced = 0, deep = 0, fused = 0, findings = 0;
   for (uint64_t seed = 0; seed < seeds; ++seed) {
+    const auto start = std::chrono::steady_clock::now();
     SeededSource src(seed);
     const FuzzCase c = GenerateCase(src, limits);
     const CaseOutcome o = checker.Check(c, limits);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     EXPECT_EQ(o.finding, "") << "seed " << seed << "\n" << (++findings <= 3 ? DescribeCase(c) : "");
     planned += o.planned;
     ran += o.ran;
@@ -44,7 +47,7 @@ TEST(GraphFuzzTest, SeededCasesKeepTheOracle) {
     if (std::getenv("NPU_FUZZ_VERBOSE") != nullptr) {  // what the cases reach, for tuning the generator
       std::string ops;
       for (const auto& n : c.graph.nodes()) ops += " " + n.op_type();
-      std::printf("seed %llu: %s:%s\n", static_cast<unsigned long long>(seed),
+      std::printf("seed %llu (%.1f ms): %s:%s\n", static_cast<unsigned long long>(seed), ms,
                   o.ran ? "ran" : o.status.ToString().substr(0, 200).c_str(), ops.c_str());
     }
   }

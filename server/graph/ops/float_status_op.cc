@@ -15,7 +15,7 @@
 namespace npu::graph::ops {
 namespace {
 
-absl::StatusOr<std::vector<TensorType>> InferFloatStatus(InferContext& c) {
+absl::StatusOr<std::vector<TensorType>> InferFloatStatus(InferContext& /*c*/) {
   return std::vector<TensorType>{{v1::FLOAT32, {}}};
 }
 
@@ -32,6 +32,7 @@ absl::Status RunFloatStatus(RunContext& ctx) {
 void RegisterFloatStatusOp(OpRegistry& r) {
   OpDef d = TrainingOpDef("NPUGetFloatStatus", 1, 65536, 1, InferFloatStatus, RunFloatStatus, "Scalar");
   d.dtypes = {v1::FLOAT16, v1::FLOAT32, v1::INT32, v1::INT8, v1::BOOL, v1::INT64};
+  d.variadic = true;  // the values it is ordered after: every input is one, none may be empty
   r.Register(std::move(d));
 }
 

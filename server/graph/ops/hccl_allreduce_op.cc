@@ -6,6 +6,7 @@
 // core busy. Outside a group (one device) the outputs copy the inputs in no
 // time.
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "server/device/collective_group.h"
@@ -50,8 +51,10 @@ absl::Status RunAllReduce(RunContext& ctx) {
 }  // namespace
 
 void RegisterHcclAllReduceOp(OpRegistry& r) {
-  r.Register(TrainingOpDef("HcclAllReduce", 1, 65536, 65536, InferAllReduce, RunAllReduce, "HCCS links (HCCL)",
-                           device::TaskType::kHccl));
+  OpDef d = TrainingOpDef("HcclAllReduce", 1, 65536, 65536, InferAllReduce, RunAllReduce, "HCCS links (HCCL)",
+                          device::TaskType::kHccl);
+  d.variadic = true;  // a bucket of gradients: every input is one, none may be empty
+  r.Register(std::move(d));
 }
 
 }  // namespace npu::graph::ops
