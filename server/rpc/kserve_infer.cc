@@ -241,7 +241,9 @@ absl::Status Submit(const std::shared_ptr<InferRun>& run, const KserveModels& mo
   if (!outputs.ok()) return outputs.status();
   run->outputs = *std::move(outputs);
 
-  graph::ExecOptions options{/*profile=*/true, /*debug=*/false, (*device)->id()};
+  graph::ExecOptions options;
+  options.profile = true;
+  options.device_id = (*device)->id();
   graph::RunPlanAsync(run->plan, *std::move(inputs), std::move(options), **device, std::move(cancel),
                       [run](absl::StatusOr<graph::ExecResult> r) { run->Finish(run->Result(std::move(r))); });
   return absl::OkStatus();
