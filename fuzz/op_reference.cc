@@ -416,28 +416,35 @@ std::optional<NodeReference> ReferenceFor(const v1::Node& node, const std::vecto
   if (!comparison && !arithmetic) return std::nullopt;
   if (op == "Pow" && !IsFloat(out.dtype)) return std::nullopt;  // integer Pow: not referenced here
   if (in(1) == nullptr) return std::nullopt;
-  const HostTensor& b = *in(1);
+  // Max and Min are variadic (a left fold over every input); the others binary.
+  const size_t operands = op == "Max" || op == "Min" ? inputs.size() : 2;
   for (int64_t k = 0; k < n; ++k) {
-    const Element x = Load(a, BroadcastOffset(a.type().shape, out.shape, k));
-    const Element y = Load(b, BroadcastOffset(b.type().shape, out.shape, k));
-    if (comparison) {
-      ref.ints[k] = Compare(op, x, y);
-      continue;
-    }
-    if (!x.is_float && !y.is_float) {
-      auto r = IntBinary(op, x.i, y.i, out.dtype);
+    Element x = Load(a, BroadcastOffset(a.type().shape, out.shape, k));
+    for (size_t j = 1; j < operands; ++j) {
+      if (in(j) == nullptr) return std::nullopt;
+      const HostTensor& b = *in(j);
+      const Element y = Load(b, BroadcastOffset(b.type().shape, out.shape, k));
+      if (comparison) {
+        ref.ints[k] = Compare(op, x, y);
+        break;
+      }
+      if (!x.is_float && !y.is_float) {
+        auto r = IntBinary(op, x.i, y.i, out.dtype);
+        if (!r) return std::nullopt;
+        x.i = *r;
+        ref.ints[k] = *r;
+        continue;
+      }
+      Closeness closeness;
+      // An integer exponent is converted to fp32, the op's compute type (as torch
+      // promotes it), so past 2^24 it is rounded and may lose its parity.
+      const double y_value = op == "Pow" && !y.is_float ? static_cast<double>(static_cast<float>(y.i)) : y.f;
+      auto r = FloatBinary(op, x.f, y_value, &closeness);
       if (!r) return std::nullopt;
-      ref.ints[k] = *r;
-      continue;
+      ref.closeness = closeness;
+      x.f = *r;  // Max/Min select an input's value: exact, so folding in double equals folding in fp32
+      ref.values[k] = StoreFloat(*r, out.dtype, saturate);
     }
-    Closeness closeness;
-    // An integer exponent is converted to fp32, the op's compute type (as torch
-    // promotes it), so past 2^24 it is rounded and may lose its parity.
-    const double y_value = op == "Pow" && !y.is_float ? static_cast<double>(static_cast<float>(y.i)) : y.f;
-    auto r = FloatBinary(op, x.f, y_value, &closeness);
-    if (!r) return std::nullopt;
-    ref.closeness = closeness;
-    ref.values[k] = StoreFloat(*r, out.dtype, saturate);
   }
   return ref;
 }

@@ -7,6 +7,7 @@
 #include "kernels/cpu_features.h"
 #include "kernels/cube_microkernel.h"
 #include "kernels/cube_pack.h"
+#include "kernels/cube_transposed_im2col.h"
 #include "kernels/fp16.h"
 
 namespace npu::kernels {
@@ -137,6 +138,7 @@ void PackSliver(const Src* planes, const Im2ColGeometry& g, const Segment* segs,
 }  // namespace
 
 void Im2ColA::Pack(int64_t group, int64_t m0, int64_t mt, int64_t k, int mr, float* out) const {
+  if (g_.transposed) return PackTransposedIm2Col(input_, type_, g_, group, m0, mt, k, mr, out);
   const CpuFeatures& cpu = HostCpuFeatures();
   const bool avx2 = cpu.avx2 && cpu.f16c;
   const bool flat = IsFlat(g_);

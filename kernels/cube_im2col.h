@@ -22,6 +22,10 @@ struct Im2ColGeometry {
   int64_t oh = 0, ow = 0;    // output plane
   int64_t image_stride = 0;  // input elements between images (all groups' channels)
   int64_t group_stride = 0;  // input elements between the first channels of consecutive groups
+  // A transposed convolution's (kernels/cube_transposed_im2col.h): the input
+  // with sh - 1 (sw - 1) zeros between its rows (columns), strides, dilations
+  // and pads the transposed convolution's.
+  bool transposed = false;
   int64_t taps() const { return channels * kh * kw; }
   int64_t pixels() const { return oh * ow; }
 };

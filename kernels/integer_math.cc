@@ -14,6 +14,10 @@ int64_t DivI64(int64_t x, int64_t y) {
   return x / y;                                            // C++ truncates toward zero
 }
 
+// C's %: the remainder with x's sign; by 0 it is 0, and INT64_MIN % -1 (which
+// would trap) is 0.
+int64_t FmodI64(int64_t x, int64_t y) { return y == 0 || y == -1 ? 0 : x % y; }
+
 int64_t PowI64(int64_t base, int64_t exp) {
   if (exp < 0) return base == 1 ? 1 : base == -1 ? (exp % 2 == 0 ? 1 : -1) : 0;
   uint64_t result = 1, b = static_cast<uint64_t>(base);
@@ -59,6 +63,14 @@ void BinaryI64(BinaryOp op, const int64_t* a, const int64_t* b, int64_t* out, si
       case BinaryOp::kEqual: out[i] = x == y; break;
       case BinaryOp::kLess: out[i] = x < y; break;
       case BinaryOp::kGreater: out[i] = x > y; break;
+      case BinaryOp::kPRelu: out[i] = x > 0 ? x : Wrap(ux * uy); break;
+      case BinaryOp::kFmod: out[i] = FmodI64(x, y); break;
+      case BinaryOp::kMod: {
+        int64_t r = FmodI64(x, y);
+        if (r != 0 && (r < 0) != (y < 0)) r += y;  // |r| < |y|: no overflow
+        out[i] = r;
+        break;
+      }
     }
   }
 }

@@ -14,7 +14,8 @@ namespace npu::kernels {
 // ONNX integer semantics: two's-complement wrapping; Div truncates toward zero
 // (INT64_MIN / -1 wraps to INT64_MIN); division by zero gives 0 (ONNX leaves
 // it undefined; torch raises); Pow with a negative exponent gives 0 unless the
-// base is +-1. Comparisons give 1 / 0.
+// base is +-1. Comparisons give 1 / 0. kFmod is C's % (x's sign), kMod
+// Python's (y's sign); both give 0 for a zero divisor.
 void BinaryI64(BinaryOp op, const int64_t* a, const int64_t* b, int64_t* out, size_t n);
 
 enum class CompareOp { kEqual, kLess, kLessOrEqual, kGreater, kGreaterOrEqual };

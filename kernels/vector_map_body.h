@@ -131,6 +131,18 @@ uint64_t Map2(VecSrc a, VecSrc b, VecDst y, size_t n, bool saturate, const F& f)
 
 // ---- the ops -----------------------------------------------------------------
 
+// clamp(x, lo, hi) with NaN kept.
+VECTOR_INLINE Vec Clamp(Vec x, Vec lo, Vec hi) {
+  const Vec m = Isa::Select(Isa::Lt(x, lo), lo, x);
+  return Isa::Select(Isa::Lt(hi, m), hi, m);
+}
+
+// Rounded toward -inf (-0 kept): truncation, one less where that rose.
+VECTOR_INLINE Vec Floor(Vec x) {
+  const Vec t = Isa::Trunc(x);
+  return Isa::Select(Isa::Gt(t, x), Isa::Sub(t, Isa::Set(1.0f)), t);
+}
+
 VECTOR_INLINE Vec Relu(Vec x) { return Isa::Select(Isa::IsNan(x), x, Isa::Max(x, Isa::Zero())); }  // -0 -> +0, NaN kept
 
 uint64_t UnaryCompute(UnaryOp op, const UnaryParams& p, VecSrc x, VecDst y, size_t n, bool sat) {
@@ -166,9 +178,41 @@ uint64_t UnaryCompute(UnaryOp op, const UnaryParams& p, VecSrc x, VecDst y, size
     }
     case UnaryOp::kClip: {
       const Vec lo = Isa::Set(p.alpha), hi = Isa::Set(p.beta);  // NaN x stays NaN
-      return map([lo, hi](Vec v) {
-        const Vec m = Isa::Select(Isa::Lt(v, lo), lo, v);
-        return Isa::Select(Isa::Lt(hi, m), hi, m);
+      return map([lo, hi](Vec v) { return Clamp(v, lo, hi); });
+    }
+    case UnaryOp::kFloor: return map([](Vec v) { return Floor(v); });
+    case UnaryOp::kCeil:
+      return map([](Vec v) {
+        const Vec t = Isa::Trunc(v);
+        return Isa::Select(Isa::Lt(t, v), Isa::Add(t, Isa::Set(1.0f)), t);
+      });
+    case UnaryOp::kRound: return map([](Vec v) { return Isa::Round(v); });
+    case UnaryOp::kSign:
+      return map([](Vec v) {
+        const Vec s = Isa::Select(Isa::Gt(v, Isa::Zero()), Isa::Set(1.0f), Isa::Set(-1.0f));
+        return Isa::Select(Isa::Eq(v, Isa::Zero()), Isa::Zero(), Isa::Select(Isa::IsNan(v), v, s));
+      });
+    case UnaryOp::kHardSwish:
+      return map([](Vec v) {
+        const Vec c = Clamp(Isa::Add(v, Isa::Set(3.0f)), Isa::Zero(), Isa::Set(6.0f));
+        return Isa::Div(Isa::Mul(v, c), Isa::Set(6.0f));
+      });
+    case UnaryOp::kSoftplus: return map([](Vec v) { return Softplus(v); });
+    case UnaryOp::kMish: return map([](Vec v) { return Isa::Mul(v, Tanh(Softplus(v))); });
+    case UnaryOp::kElu: {
+      const Vec alpha = Isa::Set(p.alpha);
+      return map([alpha](Vec v) { return Isa::Select(Isa::Gt(v, Isa::Zero()), v, Isa::Mul(Expm1(v), alpha)); });
+    }
+    case UnaryOp::kSelu: {
+      const Vec neg = Isa::Set(p.alpha), pos = Isa::Set(p.beta);
+      return map([neg, pos](Vec v) {
+        return Isa::Select(Isa::Gt(v, Isa::Zero()), Isa::Mul(v, pos), Isa::Mul(Expm1(v), neg));
+      });
+    }
+    case UnaryOp::kCelu: {
+      const Vec alpha = Isa::Set(p.alpha), inv = Isa::Set(p.beta);
+      return map([alpha, inv](Vec v) {
+        return Isa::Select(Isa::Gt(v, Isa::Zero()), v, Isa::Mul(Expm1(Isa::Mul(v, inv)), alpha));
       });
     }
   }
@@ -233,6 +277,16 @@ VECTOR_INLINE Vec MinPropagate(Vec a, Vec b) {
 
 VECTOR_INLINE Vec OneIf(VMask m) { return Isa::Select(m, Isa::Set(1.0f), Isa::Zero()); }
 
+// C's fmod, exact, lane by lane (the remainder is exact in fp32; no SIMD
+// sequence computes it exactly for large quotients).
+VECTOR_INLINE Vec Fmod(Vec a, Vec b) {
+  float x[kLanes], y[kLanes];
+  Isa::Store(x, a);
+  Isa::Store(y, b);
+  for (size_t i = 0; i < kLanes; ++i) x[i] = std::fmod(x[i], y[i]);
+  return Isa::Load(x);
+}
+
 uint64_t BinaryKernel(BinaryOp op, VecSrc a, VecSrc b, VecDst y, size_t n, bool sat) {
   const auto map = [&](const auto& f) { return Map2(a, b, y, n, sat, f); };
   switch (op) {
@@ -246,6 +300,17 @@ uint64_t BinaryKernel(BinaryOp op, VecSrc a, VecSrc b, VecDst y, size_t n, bool 
     case BinaryOp::kEqual: return map([](Vec u, Vec v) { return OneIf(Isa::Eq(u, v)); });
     case BinaryOp::kLess: return map([](Vec u, Vec v) { return OneIf(Isa::Lt(u, v)); });
     case BinaryOp::kGreater: return map([](Vec u, Vec v) { return OneIf(Isa::Gt(u, v)); });
+    case BinaryOp::kPRelu:
+      return map([](Vec u, Vec v) { return Isa::Select(Isa::Gt(u, Isa::Zero()), u, Isa::Mul(v, u)); });
+    case BinaryOp::kFmod: return map([](Vec u, Vec v) { return Fmod(u, v); });
+    case BinaryOp::kMod:
+      return map([](Vec u, Vec v) {
+        // torch.remainder: fmod, plus b where a non-zero remainder's sign is not b's.
+        const Vec r = Fmod(u, v);
+        const VMask differ = Isa::Or(Isa::And(Isa::Lt(r, Isa::Zero()), Isa::Gt(v, Isa::Zero())),
+                                     Isa::And(Isa::Gt(r, Isa::Zero()), Isa::Lt(v, Isa::Zero())));
+        return Isa::Select(differ, Isa::Add(r, v), r);
+      });
   }
   return 0;
 }

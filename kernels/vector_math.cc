@@ -37,6 +37,14 @@ void BinaryI32(BinaryOp op, const int32_t* a, const int32_t* b, int32_t* out, si
       case BinaryOp::kEqual: out[i] = x == y; break;
       case BinaryOp::kLess: out[i] = x < y; break;
       case BinaryOp::kGreater: out[i] = x > y; break;
+      case BinaryOp::kPRelu: out[i] = x > 0 ? static_cast<int32_t>(x) : wrap(x * y); break;
+      case BinaryOp::kFmod: out[i] = y == 0 ? 0 : static_cast<int32_t>(x % y); break;  // int64: no INT32_MIN % -1 trap
+      case BinaryOp::kMod: {
+        int64_t r = y == 0 ? 0 : x % y;
+        if (r != 0 && (r < 0) != (y < 0)) r += y;
+        out[i] = static_cast<int32_t>(r);
+        break;
+      }
     }
   }
 }

@@ -7,7 +7,10 @@
 
 namespace npu::kernels {
 
-enum class BinaryOp { kAdd, kSub, kMul, kDiv, kPow, kMax, kMin, kEqual, kLess, kGreater };
+enum class BinaryOp { kAdd, kSub, kMul, kDiv, kPow, kMax, kMin, kEqual, kLess, kGreater,
+                      kPRelu,  // a > 0 ? a : b a (torch's prelu)
+                      kFmod,   // C's fmod: the remainder with a's sign
+                      kMod };  // Python's %: the remainder with b's sign
 // Comparisons produce 1.0f / 0.0f (the caller stores them as BOOL).
 bool IsComparison(BinaryOp op);
 
@@ -17,6 +20,15 @@ enum class UnaryOp {
   kLeakyRelu,    // x >= 0 ? x : alpha * x
   kHardSigmoid,  // clamp(alpha * x + beta, 0, 1)
   kClip,         // clamp(x, alpha, beta); NaN stays NaN
+  kFloor, kCeil,
+  kRound,        // to nearest, ties to even
+  kSign,         // -1, 0 (+0 for +-0) or 1; NaN stays NaN
+  kHardSwish,    // x min(max(x + 3, 0), 6) / 6 (torch's order)
+  kSoftplus,     // log(1 + e^x); x past 20: x (torch's threshold)
+  kMish,         // x tanh(softplus(x))
+  kElu,          // x > 0 ? x : alpha expm1(x)
+  kSelu,         // x > 0 ? beta x : alpha expm1(x) (alpha = the ONNX alpha x gamma, beta = gamma)
+  kCelu,         // x > 0 ? x : alpha expm1(x beta) (beta = 1 / alpha)
 };
 
 // The scalar parameters of the parameterised unary ops (ignored by the others).

@@ -221,6 +221,25 @@ VECTOR_INLINE Vec Log(Vec x) {
   return Isa::Select(Isa::And(Isa::Gt(x, Isa::Zero()), Isa::Lt(x, inf)), r, special);
 }
 
+// e^x - 1: for |x| < 1 Kahan's (u - 1) x / log u with u = e^x, which cancels
+// u's rounding (x itself where u rounds to 1); u - 1 elsewhere.
+VECTOR_INLINE Vec Expm1(Vec x) {
+  const Vec u = Exp(x);
+  const Vec um1 = Isa::Sub(u, Isa::Set(1.0f));
+  const Vec kahan = Isa::Select(Isa::Eq(um1, Isa::Zero()), x, Isa::Div(Isa::Mul(um1, x), Log(u)));
+  return Isa::Select(Isa::Lt(Isa::Abs(x), Isa::Set(1.0f)), kahan, um1);
+}
+
+// log(1 + e^x), x past 20 taken as x (torch's threshold); log1p(u) as
+// log(w) u / (w - 1) with w = 1 + u, which keeps u's digits when u is tiny.
+VECTOR_INLINE Vec Softplus(Vec x) {
+  const Vec u = Exp(x);
+  const Vec w = Isa::Add(Isa::Set(1.0f), u);
+  const Vec wm1 = Isa::Sub(w, Isa::Set(1.0f));
+  const Vec log1p = Isa::Select(Isa::Eq(wm1, Isa::Zero()), u, Isa::Div(Isa::Mul(Log(w), u), wm1));
+  return Isa::Select(Isa::Gt(x, Isa::Set(20.0f)), x, log1p);
+}
+
 // x^y with C's special cases: |x|^y = 2^(y log2|x|) in double (log2 from the
 // atanh series, 2^f by its Taylor series, 2^n by the exponent), then the sign
 // and the exceptional cases of pow().

@@ -63,7 +63,8 @@ absl::StatusOr<v1::Tensor> ConvertTensor(const TensorProto& t, std::string* raw,
     }
     data.resize(bytes);
     char* p = data.data();
-    switch (*dtype) {
+    // An empty tensor (Resize's unused roi) has no typed data to copy: memcpy from null is undefined.
+    switch (n == 0 ? v1::DATA_TYPE_UNSPECIFIED : *dtype) {
       case v1::FLOAT32:
         if (t.float_data_size() == n) std::memcpy(p, t.float_data().data(), bytes);
         break;

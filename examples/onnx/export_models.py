@@ -137,13 +137,12 @@ def write_unsupported(out):
     import onnx
     from onnx import TensorProto, helper
 
-    nodes = [helper.make_node("Pad", ["input", "pads"], ["p"], mode="reflect", name="pad"),
+    nodes = [helper.make_node("LpNormalization", ["input"], ["p"], name="lpnorm"),
              helper.make_node("Relu", ["p"], ["r"], name="relu", fancy=1),
-             helper.make_node("Hardmax", ["r"], ["output"], name="hardmax")]
+             helper.make_node("Shrink", ["r"], ["output"], name="shrink")]
     graph = helper.make_graph(nodes, "unsupported",
                               [helper.make_tensor_value_info("input", TensorProto.FLOAT, [2, 3])],
-                              [helper.make_tensor_value_info("output", TensorProto.FLOAT, [2, 5])],
-                              [helper.make_tensor("pads", TensorProto.INT64, [4], [0, 1, 0, 1])])
+                              [helper.make_tensor_value_info("output", TensorProto.FLOAT, [2, 3])])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
               os.path.join(out, "unsupported.onnx"))
 

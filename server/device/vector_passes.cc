@@ -36,6 +36,19 @@ constexpr VectorPassEntry kTable[] = {
     {K::kLeakyRelu, "LeakyRelu", 2, "vmuls + vmax"},
     {K::kHardSigmoid, "HardSigmoid", 3, "vmuls + vadds + clamp"},
     {K::kClip, "Clip", 2, "vmaxs + vmins"},
+    {K::kFloor, "Floor", 2, "vconv toward zero + a compare-select step"},
+    {K::kCeil, "Ceil", 2, "vconv toward zero + a compare-select step"},
+    {K::kRound, "Round", 1, "one vconv to nearest even"},
+    {K::kSign, "Sign", 2, "two compare-selects"},
+    {K::kHardSwish, "HardSwish", 4, "vadds + clamp + vmul + vmuls by 1/6"},
+    {K::kSoftplus, "Softplus", 10, "exp (4) + add + ln (4) + div"},
+    {K::kMish, "Mish", 18, "softplus (10) + tanh (7) + mul"},
+    {K::kElu, "Elu", 6, "expm1: exp (4) + sub, then vmuls + select"},
+    {K::kSelu, "Selu", 7, "expm1 (5) + two vmuls + select"},
+    {K::kCelu, "Celu", 7, "vmuls by 1/alpha + expm1 (5) + vmuls + select"},
+    {K::kPRelu, "PRelu", 2, "vmul + select"},
+    {K::kFmod, "Mod (fmod = 1)", 4, "div + trunc + multiply-subtract"},
+    {K::kMod, "Mod (fmod = 0)", 5, "fmod (4) + sign fix-up"},
     {K::kSelect, "Where", 1, "one vsel"},
     {K::kCast, "Cast", 1, "one vconv"},
     {K::kScaleAndAdd, "Gemm alpha/beta", 2, "vmuls + vaxpy"},
@@ -66,6 +79,10 @@ constexpr VectorPassEntry kTable[] = {
     {K::kAccumulate, "Gradient sums (ConvGrad dW, col2im, GatherGrad)", 1, "one vadd into fp32"},
     {K::kSgdUpdate, "SGDUpdate (with momentum)", 5, "unscale, decay, momentum (2), update"},
     {K::kAdamUpdate, "AdamUpdate", 12, "unscale, decay, two moments (5), sqrt (2), div (2), update"},
+    {K::kResizeLinearTap, "Resize (linear), per interpolated axis", 3, "two vmuls by the weights + vadd"},
+    {K::kLogic, "Not, And, Or, Xor", 1, "one vnot/vand/vor/vxor on the mask bytes"},
+    {K::kReduceSquares, "ReduceL2/ReduceSumSquare", 2, "vmul + vadd per element (L2: one sqrt per output)"},
+    {K::kReduceLogSumExp, "ReduceLogSumExp", 7, "max pass (1), then subtract + exp (5) + add"},
 };
 
 }  // namespace
@@ -102,6 +119,16 @@ VectorKernel KernelOf(kernels::UnaryOp op) {
     case kernels::UnaryOp::kLeakyRelu: return K::kLeakyRelu;
     case kernels::UnaryOp::kHardSigmoid: return K::kHardSigmoid;
     case kernels::UnaryOp::kClip: return K::kClip;
+    case kernels::UnaryOp::kFloor: return K::kFloor;
+    case kernels::UnaryOp::kCeil: return K::kCeil;
+    case kernels::UnaryOp::kRound: return K::kRound;
+    case kernels::UnaryOp::kSign: return K::kSign;
+    case kernels::UnaryOp::kHardSwish: return K::kHardSwish;
+    case kernels::UnaryOp::kSoftplus: return K::kSoftplus;
+    case kernels::UnaryOp::kMish: return K::kMish;
+    case kernels::UnaryOp::kElu: return K::kElu;
+    case kernels::UnaryOp::kSelu: return K::kSelu;
+    case kernels::UnaryOp::kCelu: return K::kCelu;
   }
   return K::kRelu;
 }
@@ -118,6 +145,9 @@ VectorKernel KernelOf(kernels::BinaryOp op) {
     case kernels::BinaryOp::kEqual:
     case kernels::BinaryOp::kLess:
     case kernels::BinaryOp::kGreater: return K::kCompare;
+    case kernels::BinaryOp::kPRelu: return K::kPRelu;
+    case kernels::BinaryOp::kFmod: return K::kFmod;
+    case kernels::BinaryOp::kMod: return K::kMod;
   }
   return K::kAdd;
 }

@@ -24,7 +24,8 @@ enum class VectorKernel {
   kAdd, kSub, kMul, kDiv, kPow, kMax, kMin, kCompare,
   // kernels::UnaryOp
   kRelu, kNeg, kAbs, kSqrt, kReciprocal, kExp, kLog, kErf, kSigmoid, kTanh, kSilu, kGeluErf, kGeluTanh,
-  kSin, kCos, kLeakyRelu, kHardSigmoid, kClip,
+  kSin, kCos, kLeakyRelu, kHardSigmoid, kClip, kFloor, kCeil, kRound, kSign, kHardSwish, kSoftplus, kMish, kElu,
+  kSelu, kCelu, kPRelu, kFmod, kMod,
   // the other Vector kernels
   kSelect, kCast, kScaleAndAdd, kBatchNormAffine, kLayerNormRow, kSoftmaxRow, kReduce, kPoolTap, kBiasAdd,
   kConvTap,
@@ -32,6 +33,8 @@ enum class VectorKernel {
   kReluGrad, kLeakyReluGrad, kSigmoidGrad, kTanhGrad, kGeluErfGrad, kGeluTanhGrad, kSoftmaxGradRow,
   kLogSoftmaxGradRow, kLayerNormGradRow, kNormParamGrad, kBatchNormTraining, kBatchNormGrad, kCrossEntropyRow,
   kCrossEntropyGradRow, kDropout, kDropoutGrad, kAccumulate, kSgdUpdate, kAdamUpdate,
+  // issue 12
+  kResizeLinearTap, kLogic, kReduceSquares, kReduceLogSumExp,
 };
 
 struct VectorPassEntry {

@@ -108,7 +108,8 @@ struct OpDef {
   // other, or a declared one of another kind or choice, before `infer` runs.
   std::vector<AttrDef> attributes;
   // Inputs whose values decide an output's shape (Reshape's shape, Slice's
-  // starts, ...): INT64/INT32 lists that must be initializers (ConstantInts).
+  // starts, ...): INT64/INT32 lists that must be initializers (ConstantInts);
+  // also Range's scalars and Resize's FLOAT32 scales.
   std::vector<int> shape_inputs;
   // >= 0: output 0 is a view of this input's bytes (Reshape, Identity, ...);
   // the run sets it and the planner keeps the input's buffer alive for it.

@@ -158,4 +158,30 @@ absl::StatusOr<int64_t> CheckedWindowOutput(const WindowGeometry& g, absl::strin
   return static_cast<int64_t>(out);  // <= padded <= kMaxElements
 }
 
+absl::StatusOr<int64_t> CheckedTransposedWindowOutput(const WindowGeometry& g, int64_t output_padding,
+                                                      absl::string_view what) {
+  auto bad = [&](auto&&... parts) { return absl::InvalidArgumentError(absl::StrCat(what, ": ", parts...)); };
+  if (g.kernel < 1) return bad("kernel size ", g.kernel, " must be >= 1");
+  if (g.stride < 1) return bad("stride ", g.stride, " must be >= 1");
+  if (g.dilation < 1) return bad("dilation ", g.dilation, " must be >= 1");
+  if (g.pad_begin < 0 || g.pad_end < 0) return bad("pads ", g.pad_begin, ", ", g.pad_end, " must be >= 0");
+  if (g.input < 1) return bad("input extent ", g.input, " must be >= 1");
+  if (output_padding < 0 || output_padding >= std::max(g.stride, g.dilation)) {
+    return bad("output_padding ", output_padding, " must be >= 0 and smaller than the stride (", g.stride,
+               ") or the dilation (", g.dilation, ")");
+  }
+  using i128 = __int128;  // every term exact for any int64 inputs
+  const i128 full = i128{g.stride} * (g.input - 1) + output_padding + i128{g.dilation} * (g.kernel - 1) + 1;
+  const i128 out = full - g.pad_begin - g.pad_end;
+  if (full > kMaxElements) {
+    return bad("the output before padding (stride ", g.stride, ", input ", g.input, ", kernel ", g.kernel,
+               ", dilation ", g.dilation, ") exceeds ", kMaxElements);
+  }
+  if (out < 1) {
+    return bad("pads ", g.pad_begin, " + ", g.pad_end, " leave no output of the ", static_cast<int64_t>(full),
+               " the input makes");
+  }
+  return static_cast<int64_t>(out);
+}
+
 }  // namespace npu::graph

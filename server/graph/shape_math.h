@@ -83,4 +83,13 @@ struct WindowGeometry {
 };
 absl::StatusOr<int64_t> CheckedWindowOutput(const WindowGeometry& g, absl::string_view what);
 
+// One spatial extent of a transposed convolution (ConvTranspose), ONNX's and
+// torch's formula:
+//   out = stride * (in - 1) + output_padding + dilation * (kernel - 1) + 1 - pad_begin - pad_end
+// kernel, stride and dilation >= 1, pads >= 0, 0 <= output_padding < max(stride,
+// dilation) (torch's rule: a larger one would add outputs no input reaches),
+// in >= 1, and out in [1, kMaxElements]. `g.ceil_mode` is ignored.
+absl::StatusOr<int64_t> CheckedTransposedWindowOutput(const WindowGeometry& g, int64_t output_padding,
+                                                      absl::string_view what);
+
 }  // namespace npu::graph

@@ -334,6 +334,306 @@ for dt in [np.float16, np.float32, np.int32, np.int64, np.bool_]:
 case("ConstantFloats", "Constant", {}, {"y": np.array([1.5, -2.0], np.float32)}, attrs={"value_floats": [1.5, -2.0]},
      node_inputs=[], dtype="float32")
 
+# ---- Pad, Tile, ConstantOfShape, Range (exact) --------------------------------------------------
+def onnx_pads(torch_pads, rank):
+    """torch's (last_begin, last_end, prev_begin, ...) as ONNX's (all begins, then all ends)."""
+    begins, ends = [0] * rank, [0] * rank
+    for k in range(len(torch_pads) // 2):
+        begins[rank - 1 - k], ends[rank - 1 - k] = torch_pads[2 * k], torch_pads[2 * k + 1]
+    return np.array(begins + ends, np.int64)
+
+
+TORCH_PAD_MODE = {"constant": "constant", "reflect": "reflect", "edge": "replicate", "wrap": "circular"}
+for dt in [np.float16, np.float32, np.int32, np.int64, np.bool_]:
+    n = dt.__name__
+    x = rand((2, 3, 5, 6), dt)
+    for mode, tp in [("constant", (1, 2, 3, 0)), ("constant", (-1, 2, 0, -2)), ("reflect", (2, 3, 1, 4)),
+                     ("edge", (3, 1, 0, 2)), ("wrap", (2, 5, 1, 1))]:
+        if dt in FLOATS:
+            ref = back(F.pad(t(x), tp, mode=TORCH_PAD_MODE[mode]), dt)
+        else:  # torch pads only float tensors in these modes; NumPy is the reference
+            width = [(int(b), int(e)) for b, e in zip(onnx_pads(tp, 4)[:4], onnx_pads(tp, 4)[4:])]
+            crop = tuple(slice(-b if b < 0 else 0, x.shape[d] + e if e < 0 else None) for d, (b, e) in enumerate(width))
+            np_mode = {"constant": "constant", "reflect": "reflect", "edge": "edge", "wrap": "wrap"}[mode]
+            ref = np.pad(x[crop], [(max(b, 0), max(e, 0)) for b, e in width], mode=np_mode)
+        case("Pad_%s_%s_%d" % (mode, n, sum(tp)), "Pad", {"x": x}, {"y": ref}, attrs={"mode": mode},
+             inits={"pads": onnx_pads(tp, 4)})
+    v = rand((), dt)
+    ref = back(F.pad(t(x), (1, 1, 2, 0), value=float(t(v))), dt) if dt in FLOATS else \
+        np.pad(x, [(0, 0), (0, 0), (2, 0), (1, 1)], constant_values=v)
+    case("PadValue_%s" % n, "Pad", {"x": x, "v": v}, {"y": ref}, inits={"pads": onnx_pads((1, 1, 2, 0), 4)},
+         node_inputs=["x", "pads", "v"])
+    case("PadAxes_%s" % n, "Pad", {"x": x}, {"y": np.pad(x, [(0, 0), (1, 2), (0, 0), (0, 3)], mode="edge")},
+         attrs={"mode": "edge"}, inits={"pads": np.array([1, 0, 2, 3], np.int64), "axes": np.array([1, -1], np.int64)},
+         node_inputs=["x", "pads", "", "axes"])
+    case("Tile_%s" % n, "Tile", {"x": x}, {"y": back(torch.tile(t(x), (1, 2, 3, 2)), dt)},
+         inits={"repeats": np.array([1, 2, 3, 2], np.int64)})
+    x1 = rand((4,), dt)
+    case("TileZero_%s" % n, "Tile", {"x": x1}, {"y": np.tile(x1, 0)}, inits={"repeats": np.array([0], np.int64)})
+    value = rand((1,), dt)
+    case("ConstantOfShape_%s" % n, "ConstantOfShape", {}, {"y": np.full((2, 3, 4), value[0], dt)},
+         attrs={"value": value}, inits={"shape": np.array([2, 3, 4], np.int64)}, dtype=n)
+case("ConstantOfShapeDefault", "ConstantOfShape", {}, {"y": np.zeros((3, 0, 2), np.float32)},
+     inits={"shape": np.array([3, 0, 2], np.int64)}, dtype="float32")
+case("ConstantOfShapeScalar", "ConstantOfShape", {}, {"y": np.full((), 7, np.int64)},
+     attrs={"value": np.array([7], np.int64)}, inits={"shape": np.zeros(0, np.int64)}, dtype="int64")
+for dt, tdt, (s0, l0, d0) in [(np.float32, torch.float32, (0.5, 9.7, 0.3)), (np.float32, torch.float32, (3, -4.1, -0.7)),
+                              (np.float32, torch.float32, (1, 1, 1)), (np.int32, torch.int32, (-7, 20, 3)),
+                              (np.int64, torch.int64, (2 ** 40, 2 ** 40 - 50, -7)), (np.int64, torch.int64, (5, 2, 1))]:
+    args = [np.array(v, dt).item() for v in (s0, l0, d0)]
+    ref = torch.arange(*args, dtype=tdt).numpy() if (args[1] - args[0]) * args[2] > 0 else np.zeros(0, dt)
+    case("Range_%s_%s_%s_%s" % (dt.__name__, s0, l0, d0), "Range", {}, {"y": ref.astype(dt)},
+         inits={"start": np.array(s0, dt), "limit": np.array(l0, dt), "delta": np.array(d0, dt)},
+         dtype=dt.__name__)
+
+# ---- Resize: the attributes torch.onnx.export writes for F.interpolate -------------------------
+def resize_case(name, x, dt, ref, attrs, scales=None, sizes=None):
+    inits = {"roi": np.zeros(0, np.float32)}
+    if scales is not None:
+        inits["scales"] = np.array(scales, np.float32)
+    else:
+        inits["sizes"] = np.array(sizes, np.int64)
+    node_inputs = ["x", "roi", "scales" if scales is not None else "", "sizes" if sizes is not None else ""]
+    case(name, "Resize", {"x": x}, {"y": ref}, attrs=attrs, inits=inits, node_inputs=node_inputs)
+
+
+TORCH_LINEAR = {"mode": "linear", "coordinate_transformation_mode": "half_pixel", "nearest_mode": "floor"}
+TORCH_CORNERS = dict(TORCH_LINEAR, coordinate_transformation_mode="align_corners")
+TORCH_NEAREST = {"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"}
+for dt in FLOATS:
+    n = dt.__name__
+    x = rand((2, 3, 5, 7), dt)
+    for tag, kw, onnx_size in [("x2", {"scale_factor": 2}, None), ("size", {"size": (8, 11)}, (2, 3, 8, 11)),
+                               ("down", {"size": (3, 4)}, (2, 3, 3, 4)), ("x1_5", {"scale_factor": 1.5}, None)]:
+        sc = None if onnx_size else [1, 1, kw["scale_factor"], kw["scale_factor"]]
+        for attrs, align in [(TORCH_LINEAR, False), (TORCH_CORNERS, True)]:
+            if align and tag == "x1_5":
+                continue
+            ref = back(F.interpolate(t(x), mode="bilinear", align_corners=align, **kw), dt)
+            resize_case("ResizeBilinear%s_%s_%s" % ("Corners" if align else "", tag, n), x, dt, ref, attrs, sc, onnx_size)
+        ref = back(F.interpolate(t(x), mode="nearest", **kw), dt)
+        resize_case("ResizeNearest_%s_%s" % (tag, n), x, dt, ref, TORCH_NEAREST, sc, onnx_size)
+    x3 = rand((2, 3, 9), dt)
+    resize_case("ResizeLinear1d_%s" % n, x3, dt, back(F.interpolate(t(x3), size=(20,), mode="linear"), dt),
+                TORCH_LINEAR, sizes=(2, 3, 20))
+    x5 = rand((1, 2, 3, 4, 5), dt)
+    resize_case("ResizeTrilinear_%s" % n, x5, dt,
+                back(F.interpolate(t(x5), scale_factor=2, mode="trilinear"), dt), TORCH_LINEAR,
+                scales=[1, 1, 2, 2, 2])
+for dt in [np.int32, np.int64, np.bool_]:
+    x = rand((1, 2, 3, 4), dt)
+    resize_case("ResizeNearest_%s" % dt.__name__, x, dt, x.repeat(2, axis=2).repeat(3, axis=3), TORCH_NEAREST,
+                scales=[1, 1, 2, 3])
+
+# ---- issue 12: rounding, activations, PRelu, Mod, logic, variadic folds --------------------------
+SPECIAL = np.array([-2.5, -1.5, -0.5, -0.0, 0.0, 0.5, 1.5, 2.5, 3.49, -3.51, 1e8, -1e8], np.float32)
+ACT12 = {
+    "Floor": (torch.floor, -6, 6, {}), "Ceil": (torch.ceil, -6, 6, {}), "Round": (torch.round, -6, 6, {}),
+    "Sign": (torch.sign, -3, 3, {}), "HardSwish": (F.hardswish, -5, 5, {}), "Softplus": (F.softplus, -30, 30, {}),
+    "Mish": (F.mish, -10, 10, {}), "Elu": (F.elu, -6, 3, {}), "Selu": (F.selu, -6, 3, {}),
+}
+for op, (fn, lo, hi, attrs) in ACT12.items():
+    for dt in FLOATS:
+        for i, s in enumerate(UNARY_SHAPES):
+            x = rand(s, dt, lo, hi)
+            case("%s_%s_%d" % (op, dt.__name__, i), op, {"x": x}, {"y": back(fn(t(x)), dt)}, attrs=attrs)
+        if op in ("Floor", "Ceil", "Round", "Sign"):
+            x = SPECIAL.astype(dt)
+            case("%sSpecial_%s" % (op, dt.__name__), op, {"x": x}, {"y": back(fn(t(x)), dt)})
+for dt in FLOATS:
+    n = dt.__name__
+    x = rand((3, 70), dt, -6, 3)
+    case("EluAlpha_%s" % n, "Elu", {"x": x}, {"y": back(F.elu(t(x), alpha=0.5), dt)}, attrs={"alpha": 0.5})
+    case("Celu_%s" % n, "Celu", {"x": x}, {"y": back(F.celu(t(x), alpha=1.5), dt)}, attrs={"alpha": 1.5})
+    case("CeluDefault_%s" % n, "Celu", {"x": x}, {"y": back(F.celu(t(x)), dt)})
+    xs = rand((1, 4099), dt, -0.01, 0.01)  # expm1 near 0: no cancellation
+    case("EluSmall_%s" % n, "Elu", {"x": xs}, {"y": back(F.elu(t(xs)), dt)})
+    xp = rand((2, 3, 4, 5), dt)
+    w = rand((3, 1, 1), dt, 0, 0.5)
+    case("PRelu_%s" % n, "PRelu", {"x": xp, "w": w}, {"y": back(F.prelu(t(xp), t(w).reshape(3)), dt)})
+    w1 = rand((1,), dt, 0, 0.5)
+    case("PReluScalar_%s" % n, "PRelu", {"x": xp, "w": w1}, {"y": back(F.prelu(t(xp), t(w1)), dt)})
+    a, b = rand((4, 33), dt, -20, 20), rand((33,), dt, -5, 5)
+    b = np.where(np.abs(b) < 0.5, 1.25, b).astype(dt)
+    case("ModFmod_%s" % n, "Mod", {"a": a, "b": b}, {"y": back(torch.fmod(t(a), t(b)), dt)}, attrs={"fmod": 1})
+    case("ModRemainder_%s" % n, "Mod", {"a": a, "b": b}, {"y": back(torch.remainder(t(a), t(b)), dt)})
+    xa, xb, xc = rand((2, 1, 5), dt), rand((3, 1), dt), rand((5,), dt)
+    case("Sum3_%s" % n, "Sum", {"a": xa, "b": xb, "c": xc}, {"y": back(t(xa) + t(xb) + t(xc), dt)})
+    case("Sum1_%s" % n, "Sum", {"a": xa}, {"y": xa})
+    case("Mean3_%s" % n, "Mean", {"a": xa, "b": xb, "c": xc}, {"y": back((t(xa) + t(xb) + t(xc)) / 3, dt)})
+    case("Max3_%s" % n, "Max", {"a": xa, "b": xb, "c": xc},
+         {"y": back(torch.maximum(torch.maximum(t(xa), t(xb)), t(xc)), dt)})
+    case("Min3_%s" % n, "Min", {"a": xa, "b": xb, "c": xc},
+         {"y": back(torch.minimum(torch.minimum(t(xa), t(xb)), t(xc)), dt)})
+    case("Max1_%s" % n, "Max", {"a": xa}, {"y": xa})
+for dt in INTS:
+    n = dt.__name__
+    a = rng.integers(-50, 50, size=(3, 17)).astype(dt)
+    b = rng.integers(1, 9, size=(17,)).astype(dt) * np.where(rng.random(17) < 0.5, -1, 1).astype(dt)
+    case("ModFmod_%s" % n, "Mod", {"a": a, "b": b}, {"y": back(torch.fmod(t(a), t(b)), dt)}, attrs={"fmod": 1})
+    case("ModRemainder_%s" % n, "Mod", {"a": a, "b": b}, {"y": back(torch.remainder(t(a), t(b)), dt)})
+    case("PRelu_%s" % n, "PRelu", {"a": a, "b": b}, {"y": np.where(a > 0, a, a * b).astype(dt)})
+    xa, xb, xc = rand((2, 1, 5), dt), rand((3, 1), dt), rand((5,), dt)
+    case("Max3_%s" % n, "Max", {"a": xa, "b": xb, "c": xc}, {"y": np.maximum(np.maximum(xa, xb), xc)})
+    case("Min3_%s" % n, "Min", {"a": xa, "b": xb, "c": xc}, {"y": np.minimum(np.minimum(xa, xb), xc)})
+la, lb = rand((2, 1, 7), np.bool_), rand((3, 1), np.bool_)
+case("Not", "Not", {"x": la}, {"y": torch.logical_not(t(la)).numpy()})
+case("And", "And", {"a": la, "b": lb}, {"y": torch.logical_and(t(la), t(lb)).numpy()})
+case("Or", "Or", {"a": la, "b": lb}, {"y": torch.logical_or(t(la), t(lb)).numpy()})
+case("Xor", "Xor", {"a": la, "b": lb}, {"y": torch.logical_xor(t(la), t(lb)).numpy()})
+
+# ---- issue 12: more reductions, CumSum, Trilu, gathers and scatters, space/depth, TopK, Hardmax ---------
+def np_reduce(fn, x, axes, keep=True):
+    return fn(x.astype(np.float64), axis=tuple(axes), keepdims=keep)
+
+
+for dt in FLOATS:
+    n = dt.__name__
+    x = rand((3, 4, 5), dt, 0.5, 1.5)
+    for op, fn in [("ReduceProd", lambda a, axis, keepdims: np.prod(a, axis=axis, keepdims=keepdims)),
+                   ("ReduceL1", lambda a, axis, keepdims: np.abs(a).sum(axis=axis, keepdims=keepdims)),
+                   ("ReduceL2", lambda a, axis, keepdims: np.sqrt((a * a).sum(axis=axis, keepdims=keepdims))),
+                   ("ReduceSumSquare", lambda a, axis, keepdims: (a * a).sum(axis=axis, keepdims=keepdims))]:
+        case("%s_%s" % (op, n), op, {"x": x}, {"y": np_reduce(fn, x, [1]).astype(dt)},
+             inits={"axes": np.array([1], np.int64)})
+        case("%sAll_%s" % (op, n), op, {"x": x}, {"y": np_reduce(fn, x, [0, 1, 2], False).astype(dt)},
+             attrs={"keepdims": 0})
+    xl = rand((2, 70, 3), dt, -40, 40)
+    case("ReduceLogSumExp_%s" % n, "ReduceLogSumExp", {"x": xl},
+         {"y": back(torch.logsumexp(t(xl), dim=(1,), keepdim=True), dt)}, inits={"axes": np.array([1], np.int64)})
+    case("ReduceLogSumExpLast_%s" % n, "ReduceLogSumExp", {"x": xl},
+         {"y": back(torch.logsumexp(t(xl), dim=(0, 2), keepdim=False), dt)}, attrs={"axes": [0, -1], "keepdims": 0})
+for dt in FLOATS + INTS:
+    n = dt.__name__
+    x = rand((3, 6, 4), dt) if dt not in INTS else rng.integers(-1000, 1000, size=(3, 6, 4)).astype(dt)
+    wide = x.astype(np.float64) if dt in FLOATS else x.astype(np.int64)
+    for axis, excl, rev in [(1, 0, 0), (-1, 1, 0), (0, 0, 1), (1, 1, 1)]:
+        src = np.flip(wide, axis) if rev else wide
+        ref = np.cumsum(src, axis=axis)
+        if excl:
+            ref = ref - src
+        ref = np.flip(ref, axis) if rev else ref
+        case("CumSum_%s_%d_%d_%d" % (n, axis, excl, rev), "CumSum", {"x": x}, {"y": ref.astype(dt)},
+             attrs={"exclusive": excl, "reverse": rev}, inits={"axis": np.array(axis, np.int64)})
+for dt in [np.float16, np.float32, np.int64, np.bool_]:
+    n = dt.__name__
+    x = rand((2, 5, 7), dt)
+    for upper, k in [(1, 0), (1, 2), (0, -1), (0, 9), (1, -9)]:
+        fn = torch.triu if upper else torch.tril
+        ref = fn(torch.from_numpy(x), diagonal=k).numpy()
+        case("Trilu_%s_%d_%d" % (n, upper, k), "Trilu", {"x": x}, {"y": ref}, attrs={"upper": upper},
+             inits={"k": np.array(k, np.int64)})
+    case("TriluDefault_%s" % n, "Trilu", {"x": x}, {"y": torch.triu(torch.from_numpy(x)).numpy()})
+    idx = rng.integers(-5, 5, size=(2, 3, 7)).astype(np.int64)
+    case("GatherElements_%s" % n, "GatherElements", {"x": x, "i": idx},
+         {"y": torch.gather(torch.from_numpy(x), 1, torch.from_numpy(idx % 5)).numpy()}, attrs={"axis": 1})
+    idx2 = rng.integers(0, 7, size=(2, 5, 4)).astype(np.int32)
+    case("GatherElementsLast_%s" % n, "GatherElements", {"x": x, "i": idx2},
+         {"y": np.take_along_axis(x, idx2.astype(np.int64), axis=-1)}, attrs={"axis": -1})
+    data = rand((4, 3, 2), dt)
+    sidx = np.array([[1], [3], [1]], np.int64)
+    upd = rand((3, 3, 2), dt)
+    ref = data.copy()
+    for j in range(3):
+        ref[sidx[j, 0]] = upd[j]
+    case("ScatterND_%s" % n, "ScatterND", {"d": data, "i": sidx, "u": upd}, {"y": ref})
+    sidx2 = np.array([[0, -1], [2, 0]], np.int64)
+    upd2 = rand((2, 2), dt)
+    ref2 = data.copy()
+    ref2[0, 2], ref2[2, 0] = upd2[0], upd2[1]
+    case("ScatterND2_%s" % n, "ScatterND", {"d": data, "i": sidx2, "u": upd2}, {"y": ref2})
+    if dt != np.bool_:
+        ref3 = data.astype(np.float64 if dt in FLOATS else np.int64).copy()
+        for j in range(3):
+            ref3[sidx[j, 0]] += upd[j]
+        case("ScatterNDAdd_%s" % n, "ScatterND", {"d": data, "i": sidx, "u": upd}, {"y": ref3.astype(dt)},
+             attrs={"reduction": "add"})
+    xd = rand((2, 8, 3, 5), dt)
+    case("DepthToSpaceCRD_%s" % n, "DepthToSpace", {"x": xd},
+         {"y": F.pixel_shuffle(torch.from_numpy(xd).float() if dt == np.float16 else torch.from_numpy(xd), 2)
+          .numpy().astype(dt)}, attrs={"blocksize": 2, "mode": "CRD"})
+    dcr = xd.reshape(2, 2, 2, 2, 3, 5).transpose(0, 3, 4, 1, 5, 2).reshape(2, 2, 6, 10)
+    case("DepthToSpaceDCR_%s" % n, "DepthToSpace", {"x": xd}, {"y": dcr}, attrs={"blocksize": 2})
+    xs = rand((2, 3, 6, 4), dt)
+    s2d = xs.reshape(2, 3, 3, 2, 2, 2).transpose(0, 3, 5, 1, 2, 4).reshape(2, 12, 3, 2)
+    case("SpaceToDepth_%s" % n, "SpaceToDepth", {"x": xs}, {"y": s2d}, attrs={"blocksize": 2})
+for dt in FLOATS + INTS:
+    n = dt.__name__
+    x = rng.permutation(4 * 9 * 5).reshape(4, 9, 5).astype(dt) - 90  # distinct values: one order
+    for axis, k, largest in [(1, 3, 1), (-1, 5, 0), (0, 0, 1), (1, 9, 1)]:
+        v, i = torch.topk(torch.from_numpy(x).float() if dt == np.float16 else torch.from_numpy(x), k, dim=axis,
+                          largest=bool(largest))
+        case("TopK_%s_%d_%d_%d" % (n, axis, k, largest), "TopK", {"x": x}, {"v": v.numpy().astype(dt), "i": i.numpy()},
+             attrs={"axis": axis, "largest": largest}, inits={"k": np.array([k], np.int64)})
+    # a node may leave Indices out (the graph fuzzer found this read past the outputs)
+    v, _ = torch.topk(torch.from_numpy(x).float() if dt == np.float16 else torch.from_numpy(x), 2, dim=1)
+    case("TopK_values_only_%s" % n, "TopK", {"x": x}, {"v": v.numpy().astype(dt)}, inits={"k": np.array([2], np.int64)},
+         attrs={"axis": 1})
+for dt in FLOATS:
+    n = dt.__name__
+    x = rand((3, 4, 6), dt)
+    x[0, 1, :] = 1.0  # ties: the first maximum
+    for axis in (-1, 1):
+        am = np.argmax(x, axis=axis)
+        ref = np.zeros_like(x)
+        np.put_along_axis(ref, np.expand_dims(am, axis), 1, axis=axis)
+        case("Hardmax_%s_%d" % (n, axis), "Hardmax", {"x": x}, {"y": ref}, attrs={"axis": axis})
+
+# ---- ConvTranspose (Cube: operands rounded to fp16, float64 sums) --------------------------------
+def conv_transpose_ref(x, w, bias, strides, dilations, group, pads, output_padding):
+    """torch's transposed convolution without padding (the full output), grown by output_padding at the end
+    and cropped by ONNX's pads (begin..., end...), which may be asymmetric; then the bias."""
+    sp = x.ndim - 2
+    fn = F.conv_transpose1d if sp == 1 else F.conv_transpose2d
+    y = fn(cube(x), cube(w), None, stride=strides, padding=0, groups=group, dilation=dilations)
+    grow = []
+    for a in reversed(range(sp)):
+        grow += [0, output_padding[a]]
+    y = F.pad(y, grow)
+    index = [slice(None), slice(None)] + [slice(pads[a], y.shape[2 + a] - pads[sp + a]) for a in range(sp)]
+    y = y[tuple(index)]
+    if bias is not None:
+        y = y + torch.from_numpy(bias.astype(np.float64)).reshape([1, -1] + [1] * sp)
+    return y
+
+
+CONVT = [  # x shape, output channels per group, kernel, strides, pads, output_padding, dilations, group, bias, extra
+    ((1, 3, 5, 6), 4, (3, 3), (1, 1), (0, 0, 0, 0), (0, 0), (1, 1), 1, True, {}),
+    ((2, 8, 4, 4), 4, (2, 2), (2, 2), (0, 0, 0, 0), (0, 0), (1, 1), 1, True, {}),          # U-Net upsampling
+    ((1, 4, 5, 7), 3, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), (1, 1), 1, True, {}),          # pad 1, output_padding 1
+    ((2, 6, 5, 5), 2, (3, 3), (2, 2), (1, 1, 1, 1), (0, 0), (1, 1), 3, False, {}),         # groups
+    ((1, 4, 4, 5), 3, (2, 3), (1, 2), (1, 0, 0, 2), (0, 1), (2, 2), 2, True, {}),          # asymmetric everything
+    ((1, 32, 16, 16), 16, (4, 4), (2, 2), (1, 1, 1, 1), (0, 0), (1, 1), 1, True, {}),      # DCGAN-sized: many tiles
+    ((2, 4, 9), 3, (4,), (3,), (1, 2), (0,), (1,), 1, True, {}),                          # 1-D
+    ((1, 2, 3, 3), 2, (3, 3), (2, 2), (1, 1, 0, 0), (0, 0), (1, 1), 1, False, {"output_shape": [6, 6]}),
+    ((1, 2, 4, 3), 2, (3, 3), (2, 2), (0, 0, 1, 1), (0, 0), (1, 1), 1, True, {"auto_pad": "SAME_UPPER"}),
+    ((1, 2, 4, 3), 2, (3, 3), (2, 2), (1, 1, 0, 0), (0, 0), (1, 1), 1, True, {"auto_pad": "SAME_LOWER"}),
+]
+for dt in FLOATS:
+    for i, (xs, mg, k, st, pads, op, dil, g, has_bias, extra) in enumerate(CONVT):
+        x = rand(xs, dt, -1, 1)
+        w = rand((xs[1], mg) + tuple(k), dt, -1, 1)
+        bias = rand((mg * g,), dt, -1, 1) if has_bias else None
+        inits = {"w": w} if bias is None else {"w": w, "b": bias}
+        attrs = {"kernel_shape": list(k), "strides": list(st), "dilations": list(dil), "group": g}
+        if extra:
+            attrs.update(extra)  # the pads follow from output_shape or auto_pad
+        else:
+            attrs.update({"pads": list(pads), "output_padding": list(op)})
+        ref = conv_transpose_ref(x, w, bias, st, dil, g, pads, op)
+        case("ConvTranspose_%s_%d" % (dt.__name__, i), "ConvTranspose", {"x": x}, {"y": ref.numpy().astype(dt)},
+             inits=inits, attrs=attrs)
+    # torch's own padding and output_padding (symmetric), against the crop above
+    x, w = rand((2, 3, 4, 5), dt, -1, 1), rand((3, 5, 3, 3), dt, -1, 1)
+    ref = F.conv_transpose2d(cube(x), cube(w), None, stride=2, padding=1, output_padding=1)
+    case("ConvTranspose_%s_torch_padding" % dt.__name__, "ConvTranspose", {"x": x}, {"y": ref.numpy().astype(dt)},
+         inits={"w": w}, attrs={"strides": [2, 2], "pads": [1, 1, 1, 1], "output_padding": [1, 1]})
+    # weights fed at run time (packed per run instead of at plan time)
+    x, w = rand((1, 4, 3, 3), dt, -1, 1), rand((4, 2, 3, 3), dt, -1, 1)
+    case("ConvTranspose_%s_runtime_weights" % dt.__name__, "ConvTranspose", {"x": x, "w": w},
+         {"y": F.conv_transpose2d(cube(x), cube(w), None, stride=2, groups=2).numpy().astype(dt)},
+         attrs={"strides": [2, 2], "group": 2})
+
 # ---- fp16 overflow: saturation (Ascend 910) and IEEE inf/NaN (910B) ----------------------------
 big = np.array([60000, -60000, 300, 1, 65504, -65504], np.float16)
 two = np.array([2, 2, 300, 0, 1, 1], np.float16)

@@ -13,92 +13,13 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "server/graph/op_registry.h"
+#include "tests/graph/one_node.h"
 #include "tests/graph/plan_runner.h"
 
 namespace npu::graph {
 namespace {
 
-// A one-node graph under construction: inputs are graph inputs (fed by the
-// test) or initializers, attributes are set on the node.
-class OneNode {
- public:
-  explicit OneNode(const std::string& op) {
-    v1::Node* n = g_.add_nodes();
-    n->set_name("n");
-    n->set_op_type(op);
-  }
-  OneNode& Input(const std::string& name, DataType dtype, Shape shape, std::vector<double> values) {
-    v1::ValueInfo* in = g_.add_inputs();
-    in->set_name(name);
-    in->set_dtype(dtype);
-    for (int64_t d : shape) in->add_shape(d);
-    node()->add_inputs(name);
-    fed_.push_back(Make(dtype, shape, values));
-    return *this;
-  }
-  OneNode& Const(const std::string& name, DataType dtype, Shape shape, std::vector<double> values) {
-    const HostTensor t = Make(dtype, shape, values);
-    v1::Initializer* init = g_.add_initializers();
-    init->set_name(name);
-    init->mutable_tensor()->set_dtype(dtype);
-    for (int64_t d : shape) init->mutable_tensor()->add_shape(d);
-    init->mutable_tensor()->set_data(t.data(), t.bytes());
-    node()->add_inputs(name);
-    return *this;
-  }
-  OneNode& Int(const std::string& name, int64_t v) {
-    (*node()->mutable_attributes())[name].set_i(v);
-    return *this;
-  }
-  OneNode& Ints(const std::string& name, std::vector<int64_t> v) {
-    auto& a = (*node()->mutable_attributes())[name];
-    a.mutable_ints();
-    for (int64_t x : v) a.mutable_ints()->add_values(x);
-    return *this;
-  }
-  OneNode& Tensor(const std::string& name, DataType dtype, Shape shape, std::vector<double> values) {
-    const HostTensor t = Make(dtype, shape, values);
-    v1::Tensor* p = (*node()->mutable_attributes())[name].mutable_t();
-    p->set_dtype(dtype);
-    for (int64_t d : shape) p->add_shape(d);
-    p->set_data(t.data(), t.bytes());
-    return *this;
-  }
-  OneNode& Outputs(int n) {
-    for (int i = 0; i < n; ++i) {
-      const std::string name = absl::StrCat("y", i);
-      node()->add_outputs(name);
-      g_.add_outputs(name);
-    }
-    return *this;
-  }
-  const v1::Graph& graph() {
-    if (node()->outputs_size() == 0) Outputs(1);
-    return g_;
-  }
-  const std::vector<HostTensor>& fed() const { return fed_; }
-
- private:
-  static HostTensor Make(DataType dtype, const Shape& shape, const std::vector<double>& values) {
-    HostTensor t = HostTensor::Allocate({dtype, shape});
-    for (int64_t i = 0; i < t.type().elements(); ++i) {
-      const double v = values.at(static_cast<size_t>(i));
-      switch (dtype) {
-        case v1::FLOAT32: t.mutable_as<float>()[i] = static_cast<float>(v); break;
-        case v1::INT32: t.mutable_as<int32_t>()[i] = static_cast<int32_t>(v); break;
-        case v1::INT64: t.mutable_as<int64_t>()[i] = static_cast<int64_t>(v); break;
-        case v1::BOOL: t.mutable_as<uint8_t>()[i] = v != 0; break;
-        default: ADD_FAILURE() << "dtype " << DataTypeName(dtype) << " not made here";
-      }
-    }
-    return t;
-  }
-
-  v1::Node* node() { return g_.mutable_nodes(0); }  // not kept: the builder is copied
-
-  v1::Graph g_;
-  std::vector<HostTensor> fed_;
-};
+using testing::OneNode;
 
 double Element(const HostTensor& t, int64_t i) {
   switch (t.type().dtype) {
@@ -140,7 +61,10 @@ std::vector<Case> Cases() {
       {"Log", std::log(x)}, {"Erf", std::erf(x)}, {"Sigmoid", 1 / (1 + std::exp(-x))}, {"Tanh", std::tanh(x)},
       {"Silu", x / (1 + std::exp(-x))}, {"Gelu", 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)))},
       {"Sin", std::sin(x)}, {"Cos", std::cos(x)},
-      {"LeakyRelu", x}, {"HardSigmoid", 0.2 * x + 0.5}, {"Identity", x}, {"Dropout", x}, {"Clip", x}};
+      {"LeakyRelu", x}, {"HardSigmoid", 0.2 * x + 0.5}, {"Identity", x}, {"Dropout", x}, {"Clip", x},
+      {"Floor", 0}, {"Ceil", 1}, {"Round", 1}, {"Sign", 1}, {"HardSwish", x * (x + 3) / 6},
+      {"Softplus", std::log1p(std::exp(x))}, {"Mish", x * std::tanh(std::log1p(std::exp(x)))}, {"Elu", x},
+      {"Selu", 1.05070102214813232421875 * x}, {"Celu", x}, {"Sum", x}, {"Mean", x}};
   for (const auto& [op, want] : unary) ok(op, "scalar x", scalar(op), {}, {want});
   ok("Clip", "scalar min and max", [] {
     return OneNode("Clip").Input("x", v1::FLOAT32, {}, {5}).Const("lo", v1::FLOAT32, {}, {-1}).Const(
@@ -156,6 +80,9 @@ std::vector<Case> Cases() {
       {"Pow", [](double a, double b) { return std::pow(a, b); }},
       {"Max", [](double a, double b) { return std::max(a, b); }},
       {"Min", [](double a, double b) { return std::min(a, b); }},
+      {"PRelu", [](double a, double b) { return a > 0 ? a : a * b; }},
+      {"Mod", [](double a, double b) { return a - b * std::floor(a / b); }},
+      {"Sum", [](double a, double b) { return a + b; }}, {"Mean", [](double a, double b) { return (a + b) / 2; }},
       {"Equal", [](double a, double b) { return double(a == b); }},
       {"Less", [](double a, double b) { return double(a < b); }},
       {"LessOrEqual", [](double a, double b) { return double(a <= b); }},
@@ -165,10 +92,21 @@ std::vector<Case> Cases() {
     ok(op, "scalar and scalar", [op] {
       return OneNode(op).Input("a", v1::FLOAT32, {}, {1.5}).Input("b", v1::FLOAT32, {}, {2});
     }, {}, {f(1.5, 2)});
+    if (op == "PRelu") {  // the slope broadcasts to X, never X to the slope
+      bad(op, "scalar and [3]", [op] {
+        return OneNode(op).Input("a", v1::FLOAT32, {}, {2}).Input("b", v1::FLOAT32, {3}, {1, 2, 4});
+      }, "does not broadcast to X's shape");
+      continue;
+    }
     ok(op, "scalar and [3]", [op] {
       return OneNode(op).Input("a", v1::FLOAT32, {}, {2}).Input("b", v1::FLOAT32, {3}, {1, 2, 4});
     }, {3}, {f(2, 1), f(2, 2), f(2, 4)});
   }
+  for (const auto& [op, want] : std::map<std::string, double>{{"And", 0}, {"Or", 1}, {"Xor", 1}}) {
+    ok(op, "scalar masks", [op] { return OneNode(op).Input("a", v1::BOOL, {}, {1}).Input("b", v1::BOOL, {}, {0}); },
+       {}, {want});
+  }
+  ok("Not", "scalar mask", [] { return OneNode("Not").Input("x", v1::BOOL, {}, {1}); }, {}, {0});
   ok("Where", "scalar condition", [] {
     return OneNode("Where").Input("c", v1::BOOL, {}, {1}).Input("a", v1::FLOAT32, {2}, {1, 2}).Input(
         "b", v1::FLOAT32, {}, {9});
@@ -210,6 +148,9 @@ std::vector<Case> Cases() {
       "must be 2-D");
   bad("Conv", "scalar", [] { return OneNode("Conv").Input("x", v1::FLOAT32, {}, {1}).Input("w", v1::FLOAT32, {}, {1}); },
       "only 2-D convolution");
+  bad("ConvTranspose", "scalar",
+      [] { return OneNode("ConvTranspose").Input("x", v1::FLOAT32, {}, {1}).Input("w", v1::FLOAT32, {}, {1}); },
+      "only 1-D and 2-D");
   for (const std::string op : {"MaxPool", "AveragePool"}) {
     bad(op, "scalar", [op] { return OneNode(op).Input("x", v1::FLOAT32, {}, {1}).Ints("kernel_shape", {1, 1}); },
         "must be 4-D");
@@ -327,6 +268,47 @@ std::vector<Case> Cases() {
   ok("HcclAllReduce", "scalar on one device", scalar("HcclAllReduce"), {}, {kX});
   ok("Constant", "scalar value", [] { return OneNode("Constant").Tensor("value", v1::FLOAT32, {}, {kX}); }, {}, {kX});
   ok("Shape", "of a scalar", scalar("Shape"), {0}, {});
+  ok("Pad", "scalar, no pads", [] {
+    return OneNode("Pad").Input("x", v1::FLOAT32, {}, {kX}).Const("p", v1::INT64, {0}, {});
+  }, {}, {kX});
+  ok("Tile", "scalar, no repeats", [] {
+    return OneNode("Tile").Input("x", v1::FLOAT32, {}, {kX}).Const("r", v1::INT64, {0}, {});
+  }, {}, {kX});
+  ok("ConstantOfShape", "scalar shape", [] {
+    return OneNode("ConstantOfShape").Const("s", v1::INT64, {0}, {}).Tensor("value", v1::FLOAT32, {1}, {kX});
+  }, {}, {kX});
+  ok("Range", "scalar bounds", [] {
+    return OneNode("Range").Const("a", v1::INT64, {}, {1}).Const("b", v1::INT64, {}, {7}).Const("d", v1::INT64, {},
+                                                                                                    {2});
+  }, {3}, {1, 3, 5});
+  for (const std::string op : {"ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp"}) {
+    const std::map<std::string, double> want = {{"ReduceProd", kX}, {"ReduceL1", kX}, {"ReduceL2", kX},
+                                                {"ReduceSumSquare", kX * kX}, {"ReduceLogSumExp", kX}};
+    ok(op, "scalar, no axes", scalar(op), {}, {want.at(op)});
+  }
+  bad("CumSum", "scalar", [] {
+    return OneNode("CumSum").Input("x", v1::FLOAT32, {}, {kX}).Const("a", v1::INT64, {}, {0});
+  }, "is out of range: the input is a scalar");
+  bad("Trilu", "scalar", scalar("Trilu"), "needs rank >= 2");
+  bad("GatherElements", "scalar data", [] {
+    return OneNode("GatherElements").Input("x", v1::FLOAT32, {}, {kX}).Const("i", v1::INT64, {}, {0});
+  }, "is a scalar");
+  bad("ScatterND", "scalar indices", [] {
+    return OneNode("ScatterND").Input("x", v1::FLOAT32, {2}, {1, 2}).Const("i", v1::INT64, {}, {0}).Input(
+        "u", v1::FLOAT32, {}, {5});
+  }, "is a scalar (needs rank >= 1)");
+  bad("DepthToSpace", "scalar", [] { return OneNode("DepthToSpace").Input("x", v1::FLOAT32, {}, {kX}).Int("blocksize", 2); },
+      "must be NCHW (rank 4)");
+  bad("SpaceToDepth", "scalar", [] { return OneNode("SpaceToDepth").Input("x", v1::FLOAT32, {}, {kX}).Int("blocksize", 2); },
+      "must be NCHW (rank 4)");
+  bad("TopK", "scalar", [] {
+    return OneNode("TopK").Input("x", v1::FLOAT32, {}, {kX}).Const("k", v1::INT64, {1}, {1}).Outputs(2);
+  }, "is out of range: the input is a scalar");
+  bad("Hardmax", "scalar", scalar("Hardmax"), "is out of range: the input is a scalar");
+  bad("Resize", "scalar", [] {
+    return OneNode("Resize").Input("x", v1::FLOAT32, {}, {kX}).Const("roi", v1::FLOAT32, {0}, {}).Const(
+        "s", v1::FLOAT32, {0}, {});
+  }, "is a scalar: nothing to resize");
   return cases;
 }
 

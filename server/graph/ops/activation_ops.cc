@@ -1,5 +1,6 @@
 // Vector unary ops: Relu, Neg, Abs, Sqrt, Reciprocal, Exp, Log, Erf, Sigmoid,
-// Tanh, Sin, Cos, Silu, Gelu, LeakyRelu, HardSigmoid and Clip, on the Vector
+// Tanh, Sin, Cos, Silu, Gelu, LeakyRelu, HardSigmoid, Clip, Floor, Ceil, Round,
+// Sign, HardSwish, Softplus, Mish, Elu, Selu and Celu, on the Vector
 // kernels (kernels/vector_kernels.h): computed in fp32, rounded once to the
 // output type, overflows counted. Each counts the Vector passes of its kernel
 // (server/device/vector_passes.h: exp/ln/erf are multi-instruction sequences).
@@ -40,6 +41,19 @@ absl::StatusOr<UnaryParams> ParamsFor(UnaryOp op, const NodeAttributes& attrs) {
     if (!beta.ok()) return beta.status();
     p.alpha = *alpha;
     p.beta = *beta;
+  } else if (op == UnaryOp::kElu || op == UnaryOp::kCelu) {
+    auto alpha = attrs.Float("alpha", 1.0f);
+    if (!alpha.ok()) return alpha.status();
+    p.alpha = *alpha;
+    p.beta = static_cast<float>(1.0 / static_cast<double>(*alpha));  // Celu's input scale, as torch rounds it
+  } else if (op == UnaryOp::kSelu) {
+    // ONNX's defaults are torch's constants rounded to float.
+    auto alpha = attrs.Float("alpha", 1.67326319217681884765625f);
+    if (!alpha.ok()) return alpha.status();
+    auto gamma = attrs.Float("gamma", 1.05070102214813232421875f);
+    if (!gamma.ok()) return gamma.status();
+    p.alpha = *alpha * *gamma;  // torch's negative coefficient, one fp32 product
+    p.beta = *gamma;
   }
   return p;
 }
@@ -49,12 +63,18 @@ std::vector<AttrDef> AttributesOf(UnaryOp op) {
     case UnaryOp::kLeakyRelu: return {{"alpha", AttrKind::kFloat}};
     case UnaryOp::kHardSigmoid: return {{"alpha", AttrKind::kFloat}, {"beta", AttrKind::kFloat}};
     case UnaryOp::kGeluErf: return {{"approximate", AttrKind::kString, {"none", "tanh"}}};
+    case UnaryOp::kElu:
+    case UnaryOp::kCelu: return {{"alpha", AttrKind::kFloat}};
+    case UnaryOp::kSelu: return {{"alpha", AttrKind::kFloat}, {"gamma", AttrKind::kFloat}};
     default: return {};
   }
 }
 
 absl::StatusOr<std::vector<TensorType>> InferUnary(InferContext& c, UnaryOp op) {
   if (auto p = ParamsFor(op, c.attrs); !p.ok()) return p.status();
+  if (op == UnaryOp::kCelu && c.attrs.Float("alpha", 1.0f).value_or(1.0f) == 0.0f) {
+    return NodeError(c.node, "attribute \"alpha\" = 0: Celu divides by it");
+  }
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     if (c.inputs[i] == nullptr) continue;
     if (auto s = CheckFloatInput(c, static_cast<int>(i)); !s.ok()) return s;
@@ -161,6 +181,16 @@ void RegisterActivationOps(OpRegistry& r) {
   r.Register(UnaryDef("LeakyRelu", UnaryOp::kLeakyRelu));
   r.Register(UnaryDef("HardSigmoid", UnaryOp::kHardSigmoid));
   r.Register(UnaryDef("Clip", UnaryOp::kClip, 3));
+  r.Register(UnaryDef("Floor", UnaryOp::kFloor));
+  r.Register(UnaryDef("Ceil", UnaryOp::kCeil));
+  r.Register(UnaryDef("Round", UnaryOp::kRound));
+  r.Register(UnaryDef("Sign", UnaryOp::kSign));
+  r.Register(UnaryDef("HardSwish", UnaryOp::kHardSwish));
+  r.Register(UnaryDef("Softplus", UnaryOp::kSoftplus));
+  r.Register(UnaryDef("Mish", UnaryOp::kMish));
+  r.Register(UnaryDef("Elu", UnaryOp::kElu));
+  r.Register(UnaryDef("Selu", UnaryOp::kSelu));
+  r.Register(UnaryDef("Celu", UnaryOp::kCelu));
 }
 
 }  // namespace npu::graph::ops

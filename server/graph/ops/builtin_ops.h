@@ -8,7 +8,8 @@ namespace npu::graph::ops {
 void RegisterCubeOps(OpRegistry& r);         // MatMul
 void RegisterGemmOp(OpRegistry& r);
 void RegisterConvOp(OpRegistry& r);
-void RegisterElementwiseOps(OpRegistry& r);  // Add, Mul, Pow, Max, Where, ...
+void RegisterConvTransposeOp(OpRegistry& r);
+void RegisterElementwiseOps(OpRegistry& r);  // Add, Mul, Pow, PRelu, Mod, Where, ...
 void RegisterCompareOps(OpRegistry& r);      // Equal, Less, LessOrEqual, Greater, GreaterOrEqual
 void RegisterActivationOps(OpRegistry& r);   // Relu, Exp, Gelu, Clip, ...
 void RegisterCastOp(OpRegistry& r);
@@ -23,11 +24,25 @@ void RegisterConstantOps(OpRegistry& r);     // Constant, Shape
 // What training graphs add: gradients, losses, seeded dropout, optimizer
 // updates and the float status (training_ops.cc).
 void RegisterTrainingOps(OpRegistry& r);
+void RegisterPadOp(OpRegistry& r);
+void RegisterConstantOfShapeOp(OpRegistry& r);
+void RegisterRangeOp(OpRegistry& r);
+void RegisterTileOp(OpRegistry& r);
+void RegisterResizeOp(OpRegistry& r);
+void RegisterLogicOps(OpRegistry& r);        // Not, And, Or, Xor
+void RegisterVariadicOps(OpRegistry& r);     // Sum, Mean, Max, Min
+void RegisterCumSumOp(OpRegistry& r);
+void RegisterTriluOp(OpRegistry& r);
+void RegisterGatherElementsOp(OpRegistry& r);
+void RegisterScatterNDOp(OpRegistry& r);
+void RegisterSpaceDepthOps(OpRegistry& r);   // DepthToSpace, SpaceToDepth
+void RegisterTopKOps(OpRegistry& r);         // TopK, Hardmax
 
 inline void RegisterBuiltinOps(OpRegistry& r) {
   RegisterCubeOps(r);
   RegisterGemmOp(r);
   RegisterConvOp(r);
+  RegisterConvTransposeOp(r);
   RegisterElementwiseOps(r);
   RegisterCompareOps(r);
   RegisterActivationOps(r);
@@ -41,6 +56,19 @@ inline void RegisterBuiltinOps(OpRegistry& r) {
   RegisterGatherOp(r);
   RegisterConstantOps(r);
   RegisterTrainingOps(r);
+  RegisterPadOp(r);
+  RegisterConstantOfShapeOp(r);
+  RegisterRangeOp(r);
+  RegisterTileOp(r);
+  RegisterResizeOp(r);
+  RegisterLogicOps(r);
+  RegisterVariadicOps(r);
+  RegisterCumSumOp(r);
+  RegisterTriluOp(r);
+  RegisterGatherElementsOp(r);
+  RegisterScatterNDOp(r);
+  RegisterSpaceDepthOps(r);
+  RegisterTopKOps(r);
 }
 
 }  // namespace npu::graph::ops

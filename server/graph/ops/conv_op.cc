@@ -8,28 +8,23 @@
 // fp32, and FixPipe adds the bias per output channel in fp32 and writes NCHW with
 // a single rounding.
 //
-// What is counted is what the chip does with its NC1HWC0 layout (ConvTileWork):
-// channels padded to 16 per kernel tap, MTE2 loading each tile's weights and
-// the input rows its output pixels read once, MTE1 expanding them into L0B
-// (img2col), not the expanded column matrix from GM. It depends on shapes only,
-// so it is derived once, at plan time.
+// What is counted is what the chip does with its NC1HWC0 layout
+// (conv_cube.h), derived once, at plan time.
 #include <algorithm>
 #include <vector>
 
 #include "kernels/cube_gemm.h"
 #include "kernels/cube_im2col.h"
 #include "kernels/fp16.h"
-#include "server/device/cube_drain.h"
-#include "server/device/vector_passes.h"
 #include "server/graph/cube_tiling.h"
 #include "server/graph/element_access.h"
 #include "server/graph/node_error.h"
 #include "server/graph/ops/builtin_ops.h"
 #include "server/graph/ops/conv_geometry.h"
+#include "server/graph/ops/conv_cube.h"
 #include "server/graph/ops/cube_problem.h"
 #include "server/graph/ops/grouped_conv.h"
 #include "server/graph/shape_math.h"
-#include "server/graph/vector_tiling.h"
 
 namespace npu::graph::ops {
 namespace {
@@ -90,13 +85,7 @@ absl::Status PrepareConv(InferContext& c, const ConvGeometry& g);
 
 absl::StatusOr<std::vector<TensorType>> InferConv(InferContext& c) {
   const TensorType& x = *c.inputs[0];
-  for (size_t i = 0; i < c.inputs.size(); ++i) {
-    if (c.inputs[i] == nullptr) continue;
-    if (!IsFloat(c.inputs[i]->dtype) || c.inputs[i]->dtype != x.dtype) {
-      return NodeError(c.node, InputLabel(c.node, static_cast<int>(i)), ": dtype ", DataTypeName(c.inputs[i]->dtype),
-                       " must be FLOAT16 or FLOAT32 and match input X");
-    }
-  }
+  if (auto s = CheckConvDtypes(c); !s.ok()) return s;
   auto g = Geometry(c.node, c.attrs, x.shape, c.inputs[1]->shape);
   if (!g.ok()) return g.status();
   if (c.inputs.size() > 2 && c.inputs[2] != nullptr && c.inputs[2]->elements() != g->m) {
@@ -114,7 +103,7 @@ absl::StatusOr<std::vector<TensorType>> InferConv(InferContext& c) {
 // FixPipe with the bias added in fp32 before the single rounding.
 struct ConvPlan {
   ConvGeometry g;
-  device::OpWork work;  // the device's tiles (ConvTileWork): shapes alone decide them
+  device::OpWork work;  // the device's tiles (conv_cube.h): shapes alone decide them
   kernels::Im2ColGeometry im2col;
   std::shared_ptr<const kernels::PackedCubeB> weights;  // per group; null when the weights are not constant
   std::vector<float> bias;  // when constant (with a folded BatchNormalization's shift)
@@ -124,51 +113,9 @@ struct ConvPlan {
   std::vector<TensorType> epilogue_types;
 };
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-// K fractals of one output fractal: C1 = ceil(Cg / 16) channel blocks per tap.
-int64_t KFractals(const ConvGeometry& g) { return CeilDiv(g.cg(), 16) * g.kh * g.kw; }
-
-// The counted work of K slice `slice` (of `plan.split_k`) of the C tile at
-// (m0, n0) of image `img`, group `grp`.
-device::TileWork ConvTileWork(const ConvGeometry& g, const CubePlan& plan, int64_t img, int64_t grp, int64_t m0,
-                              int64_t n0, int64_t slice, size_t x_elem, size_t o_elem, bool bias,
-                              const device::DevicePreset& preset) {
-  const int64_t mt = std::min(plan.tile.m, g.mg() - m0), nt = std::min(plan.tile.n, g.pixels() - n0);
-  const int64_t fm = CeilDiv(mt, 16), fn = CeilDiv(nt, 16);
-  const int64_t split = std::max<int64_t>(1, plan.split_k), fk_all = KFractals(g);
-  const int64_t per_slice = CeilDiv(fk_all, split);
-  const int64_t fk = std::max<int64_t>(0, std::min(per_slice, fk_all - slice * per_slice));
-  device::TileWork w;
-  w.cube_fractals = static_cast<uint64_t>(fm * fn * fk);
-  w.mte1_a_bytes = static_cast<uint64_t>(fm * fk * 512);
-  w.mte1_b_bytes = static_cast<uint64_t>(fn * fk * 512);  // img2col into L0B
-  // The input rows the tile's output pixels read, C padded to C1 x 16, this slice's share of the channels.
-  const int64_t oy0 = n0 / g.ow, oy1 = (n0 + nt - 1) / g.ow;
-  const int64_t iy0 = std::max<int64_t>(0, oy0 * g.sh - g.pt);
-  const int64_t iy1 = std::min<int64_t>(g.h - 1, oy1 * g.sh - g.pt + (g.kh - 1) * g.dh);
-  const int64_t rows = std::max<int64_t>(0, iy1 - iy0 + 1);
-  const uint64_t input = static_cast<uint64_t>(rows * g.w * CeilDiv(g.cg(), 16) * 16) * x_elem /
-                         static_cast<uint64_t>(split);
-  const uint64_t weights = static_cast<uint64_t>(fm * 16 * fk * 16) * 2;  // FRACTAL_Z fp16
-  w.mte2_bytes = input + weights;
-  // Weights are shared by every image and every tile of the same rows; the
-  // input rows by every tile of the same pixels.
-  auto key = [](uint64_t operand, uint64_t owner, int64_t origin, int64_t s) {
-    return (operand << 62) ^ (owner << 24) ^ (static_cast<uint64_t>(s) << 48) ^ static_cast<uint64_t>(origin);
-  };
-  w.shared_reads = {{key(1, static_cast<uint64_t>(grp), m0, slice), weights},
-                    {key(2, (static_cast<uint64_t>(img) << 20) ^ static_cast<uint64_t>(grp), n0, slice), input}};
-  const uint64_t k_steps = static_cast<uint64_t>(CeilDiv(fk * 16, plan.tile.k));
-  w.scalar_instructions = 8 * k_steps;
-  w.pipeline_steps = std::max<uint64_t>(1, k_steps);
-  const uint64_t acc = static_cast<uint64_t>(mt * nt) * 4;
-  device::DrainCubeTile(acc, split == 1 ? static_cast<uint64_t>(mt * nt) * o_elem : acc, preset, w);
-  // Coupled cores add the bias on the Vector unit (one fp32 pass); FixPipe adds it on the way out.
-  if (bias && !preset.separated()) {
-    w += VectorChunkWork(mt * nt, 0, 0, 4, device::VectorPasses(device::VectorKernel::kBiasAdd));
-  }
-  return w;
+// What the device work of the GEMM depends on (conv_cube.h).
+ConvWorkShape WorkShape(const ConvGeometry& g) {
+  return {g.cg(), g.h, g.w, g.mg(), g.kh, g.kw, g.sh, g.dh, g.pt, g.oh, g.ow, false};
 }
 
 kernels::Im2ColGeometry Im2ColOf(const ConvGeometry& g) {
@@ -186,37 +133,16 @@ kernels::Im2ColGeometry Im2ColOf(const ConvGeometry& g) {
 }
 
 absl::Status PrepareConv(InferContext& c, const ConvGeometry& g) {
-  auto model = PlanCubeModel(c, g.n * g.group, g.mg(), g.pixels(), KFractals(g) * 16);
+  auto model = PlanCubeModel(c, g.n * g.group, g.mg(), g.pixels(), WorkShape(g).k_fractals() * 16);
   if (!model.ok()) return model.status();
-  // MTE1 lays the img2col rows of one tile out in fp32, a buffer per host
-  // thread: bounded like a tensor, so a graph cannot make a run allocate
-  // without limit (a convolution's columns are never stored whole).
-  const int64_t rows = std::min<int64_t>(kHostCubeTile.m, std::max<int64_t>(g.n * g.pixels(), 1));
-  auto sliver_bytes = CheckedMul(g.kdim(), rows * 4, "the img2col rows of one tile");
-  if (!sliver_bytes.ok()) return AtNode(c.node, sliver_bytes.status());
-  if (static_cast<uint64_t>(*sliver_bytes) > c.max_tensor_bytes) {
-    return NodeError(c.node, "the img2col rows of one tile (", rows, " x ", g.kdim(), " fp32) take ", *sliver_bytes,
-                     " bytes; the tensor limit is ", c.max_tensor_bytes);
-  }
+  if (auto s = CheckColumnSliver(c, g.kdim(), g.n * g.pixels()); !s.ok()) return s;
   ConvPlan plan;
   plan.g = g;
   plan.im2col = Im2ColOf(g);
   // The chip's work: per image and group, the C tiles of weights x pixels, each K slice.
   const bool bias = c.inputs.size() > 2 && c.inputs[2] != nullptr;
   const size_t x_elem = ElementSize(c.inputs[0]->dtype);
-  if (g.n > 0 && g.m > 0 && g.pixels() > 0) {
-    for (int64_t img = 0; img < g.n; ++img) {
-      for (int64_t grp = 0; grp < g.group; ++grp) {
-        for (int64_t m0 = 0; m0 < g.mg(); m0 += model->tile.m) {
-          for (int64_t n0 = 0; n0 < g.pixels(); n0 += model->tile.n) {
-            for (int64_t s = 0; s < model->split_k; ++s) {
-              plan.work.tiles.push_back(ConvTileWork(g, *model, img, grp, m0, n0, s, x_elem, x_elem, bias, *c.preset));
-            }
-          }
-        }
-      }
-    }
-  }
+  AppendConvWork(WorkShape(g), g.n, g.group, *model, x_elem, bias, *c.preset, plan.work);
   // op(B) of group grp is its weights [Mg, Cg*kh*kw] transposed.
   // A BatchNormalization folded in (fusion.h): y = scale * conv + shift per
   // output channel, so the weights are scaled before their one rounding to
@@ -266,7 +192,6 @@ absl::Status RunConv(RunContext& ctx) {
   const HostTensor& x = *ctx.inputs[0];
   const HostTensor& wt = *ctx.inputs[1];
   const HostTensor* bias_t = ctx.inputs.size() > 2 ? ctx.inputs[2] : nullptr;
-  const HostTensor& out = ctx.outputs[0];
   if (g.group > 1) {  // depthwise and grouped: a direct stencil on the Vector unit
     GroupedConvPrepared prepared;
     prepared.epilogue_operand_types = &plan.epilogue_types;
@@ -281,33 +206,14 @@ absl::Status RunConv(RunContext& ctx) {
   if (g.n == 0 || g.m == 0 || g.pixels() == 0) return absl::OkStatus();
 
   std::vector<float> bias;
-  const float* bias_data = plan.bias.empty() ? nullptr : plan.bias.data();
-  if (bias_t != nullptr) {
-    if (plan.bias.empty()) {
-      bias.resize(static_cast<size_t>(g.m));
-      LoadAsFloat(*bias_t, 0, 1, g.m, bias.data());
-    }
-    bias_data = plan.bias.empty() ? bias.data() : plan.bias.data();
-  }
   const kernels::Im2ColA im2col(x.data(), CubeType(x.type().dtype), plan.im2col);
-  kernels::GemmProblem p = CubeProblem(ctx, x.type().dtype, wt.type().dtype, out.type().dtype);
-  p.batch = g.group;
-  p.m = g.n * g.pixels();
-  p.n = g.mg();
-  p.k = g.kdim();
-  p.a_source = &im2col;
+  kernels::GemmProblem p = ConvGemmProblem(ctx, {g.n, g.pixels(), g.m, g.group, g.kdim()}, im2col,
+                                           ConvBias(plan.bias, bias_t, g.m, bias));
   p.packed_b = plan.weights.get();
   p.b = wt.data();
   p.ldb = g.kdim();
   p.trans_b = true;
   p.b_batch_stride = g.mg() * g.kdim();
-  p.bias = bias_data;
-  p.bias_batch_stride = g.mg();
-  p.c = out.mutable_data();
-  p.c_layout = kernels::CubeOutputLayout::kChannelMajor;
-  p.c_image_rows = g.pixels();
-  p.c_image_stride = g.m * g.pixels();
-  p.c_batch_stride = g.mg() * g.pixels();
   kernels::CubeEpilogue epilogue;
   if (plan.epilogue) {
     epilogue = BindEpilogue(ctx, *plan.epilogue, g.mg(), p.c_batch_stride);

@@ -1,5 +1,8 @@
 // Vector elementwise binary ops with NumPy broadcasting (Add, Sub, Mul, Div,
-// Pow, Max, Min) and Where. Each tile of output elements runs in UB-sized
+// Pow, PRelu, Mod) and Where (variadic Max/Min/Sum/Mean: variadic_ops.cc).
+// PRelu is torch's x > 0 ? x : slope x, its slope broadcast to x's shape; Mod
+// with fmod = 1 is C's fmod (torch.fmod), with fmod = 0 the remainder with the
+// divisor's sign (torch.remainder; ONNX asks fmod = 1 for floats, both run). Each tile of output elements runs in UB-sized
 // chunks through the Vector kernels (kernels/vector_kernels.h): fp16 widened on
 // load, fp32 arithmetic for the Vector passes of its kernel
 // (server/device/vector_passes.h), one rounding on store, overflows counted.
@@ -176,8 +179,33 @@ void RegisterElementwiseOps(OpRegistry& r) {
   r.Register(BinaryDef("Mul", BinaryOp::kMul));
   r.Register(BinaryDef("Div", BinaryOp::kDiv));
   r.Register(BinaryDef("Pow", BinaryOp::kPow));
-  r.Register(BinaryDef("Max", BinaryOp::kMax));
-  r.Register(BinaryDef("Min", BinaryOp::kMin));
+  OpDef prelu = BinaryDef("PRelu", BinaryOp::kPRelu);
+  prelu.infer = [](InferContext& c) -> absl::StatusOr<std::vector<TensorType>> {
+    auto types = InferBinary(c, BinaryOp::kPRelu);
+    if (types.ok() && (*types)[0].shape != c.inputs[0]->shape) {
+      return NodeError(c.node, InputLabel(c.node, 1), ": slope ", ShapeToString(c.inputs[1]->shape),
+                       " does not broadcast to X's shape ", ShapeToString(c.inputs[0]->shape));
+    }
+    return types;
+  };
+  r.Register(std::move(prelu));
+  OpDef mod = BinaryDef("Mod", BinaryOp::kMod);
+  mod.attributes = {{"fmod", AttrKind::kInt}};
+  mod.infer = [](InferContext& c) -> absl::StatusOr<std::vector<TensorType>> {
+    auto fmod = c.attrs.Int("fmod", 0);
+    if (!fmod.ok()) return fmod.status();
+    if (*fmod != 0 && *fmod != 1) return NodeError(c.node, "attribute \"fmod\" = ", *fmod, " (expected 0 or 1)");
+    return InferBinary(c, BinaryOp::kMod);
+  };
+  mod.run = [](RunContext& c) {
+    return RunBinary(c, c.attrs.Int("fmod", 0).value_or(0) == 1 ? BinaryOp::kFmod : BinaryOp::kMod);
+  };
+  mod.fusion_step = [fused = mod.fusion_step](const InferContext& c, int chain_input) {
+    auto step = fused(c, chain_input);
+    if (step && c.attrs.Int("fmod", 0).value_or(0) == 1) step->binary = BinaryOp::kFmod;
+    return step;
+  };
+  r.Register(std::move(mod));
   OpDef where;
   where.name = "Where";
   where.units = "Vector, MTE2, MTE3";

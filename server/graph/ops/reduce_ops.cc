@@ -1,8 +1,11 @@
-// ReduceSum, ReduceMean, ReduceMax, ReduceMin (axes as attribute, or as input
-// from opset 13/18; keepdims; noop_with_empty_axes) and ArgMax, on the Vector
-// unit. Each output element reduces its slice in fp32 in index order (so the
-// result does not depend on tiling); fp16 results are rounded once.
+// ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2,
+// ReduceSumSquare, ReduceLogSumExp (axes as attribute, or as input from opset
+// 13/18; keepdims; noop_with_empty_axes) and ArgMax, on the Vector unit. Each
+// output element reduces its slice in fp32 in index order (so the result does
+// not depend on tiling); fp16 results are rounded once. LogSumExp subtracts
+// the slice's maximum first, as torch.logsumexp does (no overflow).
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <vector>
 
@@ -18,7 +21,13 @@
 namespace npu::graph::ops {
 namespace {
 
-enum class Reduce { kSum, kMean, kMax, kMin, kArgMax };
+enum class Reduce { kSum, kMean, kMax, kMin, kArgMax, kProd, kL1, kL2, kSumSquare, kLogSumExp };
+
+// The reductions the row kernels do not have: folded element by element.
+bool IsElementFold(Reduce kind) {
+  return kind == Reduce::kProd || kind == Reduce::kL1 || kind == Reduce::kL2 || kind == Reduce::kSumSquare ||
+         kind == Reduce::kLogSumExp;
+}
 
 // Which input dims are reduced, and the output shape.
 struct ReducePlan {
@@ -69,6 +78,10 @@ absl::StatusOr<ReducePlan> PlanReduce(const v1::Node& node, const NodeAttributes
 
 absl::StatusOr<std::vector<TensorType>> InferReduce(InferContext& c, Reduce kind) {
   const TensorType& x = *c.inputs[0];
+  if (IsElementFold(kind) && !IsFloat(x.dtype)) {
+    return NodeError(c.node, InputLabel(c.node, 0), ": dtype ", DataTypeName(x.dtype),
+                     " is not supported (FLOAT16, FLOAT32)");
+  }
   if (!IsFloat(x.dtype) && x.dtype != v1::INT32) {
     return NodeError(c.node, InputLabel(c.node, 0), ": dtype ", DataTypeName(x.dtype),
                      " is not supported (FLOAT16, FLOAT32, INT32)");
@@ -168,6 +181,17 @@ std::vector<int64_t> OffsetsOf(const std::vector<DimGroup>& groups, bool want, s
   return offs;
 }
 
+device::VectorKernel PassesOf(Reduce kind) {
+  switch (kind) {
+    case Reduce::kProd:
+    case Reduce::kL1: return device::VectorKernel::kReduce;
+    case Reduce::kL2:
+    case Reduce::kSumSquare: return device::VectorKernel::kReduceSquares;
+    case Reduce::kLogSumExp: return device::VectorKernel::kReduceLogSumExp;
+    default: return device::VectorKernel::kReduce;
+  }
+}
+
 kernels::ReduceKind KernelKind(Reduce kind) {
   return kind == Reduce::kMax ? kernels::ReduceKind::kMax
          : kind == Reduce::kMin ? kernels::ReduceKind::kMin
@@ -203,6 +227,29 @@ struct Int32Reduction {
   }
 };
 
+// Folds `n` values (get(i), in index order) by one of IsElementFold's kinds.
+template <typename Get>
+float FoldElements(Reduce kind, int64_t n, const Get& get) {
+  if (kind == Reduce::kLogSumExp) {
+    float m = -std::numeric_limits<float>::infinity();
+    for (int64_t i = 0; i < n; ++i) m = std::max(m, get(i));  // NaN is dropped here but kept by the sum below
+    if (std::isinf(m)) return m;                              // all -inf (or none): -inf; any +inf: +inf
+    float sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += std::exp(get(i) - m);
+    return m + std::log(sum);
+  }
+  float acc = kind == Reduce::kProd ? 1.0f : 0.0f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = get(i);
+    switch (kind) {
+      case Reduce::kProd: acc *= v; break;
+      case Reduce::kL1: acc += std::abs(v); break;
+      default: acc += v * v; break;  // L2, SumSquare
+    }
+  }
+  return kind == Reduce::kL2 ? std::sqrt(acc) : acc;
+}
+
 // Sum, mean, max or min. When the innermost merged dim is reduced, each output
 // reduces contiguous runs (a row kernel); when it is kept, a block of
 // contiguous outputs accumulates one input slice after another (vectorised
@@ -236,9 +283,23 @@ absl::Status RunReduce(RunContext& ctx, Reduce kind) {
   const int64_t units = count == 0 ? outputs : static_cast<int64_t>(bases.size());
   const int64_t in_bytes = static_cast<int64_t>(ElementSize(x.type().dtype));
   const int64_t out_bytes = static_cast<int64_t>(ElementSize(out.type().dtype));
+  const float* values = x.type().dtype == v1::FLOAT32 ? x.as<float>() : nullptr;
+  std::vector<float> wide16;  // the element folds read fp16 widened once
+  if (IsElementFold(kind) && values == nullptr) {
+    wide16.resize(static_cast<size_t>(x.type().elements()));
+    LoadAsFloat(x, 0, 1, x.type().elements(), wide16.data());
+    values = wide16.data();
+  }
+  const int64_t per_run = rows ? inner : 1;
   ForEachUnitTile(ctx, units, [&](device::TileWork& w, int64_t u0, int64_t u1) {
     for (int64_t u = u0; u < u1 && count > 0; ++u) {
-      if (integer) {
+      if (IsElementFold(kind)) {
+        for (int64_t j = 0; j < (rows ? 1 : inner); ++j) {
+          result[rows ? u : u * inner + j] = FoldElements(kind, count, [&](int64_t i) {
+            return values[bases[u] + reduced_offs[i / per_run] + (rows ? i % per_run : j)];
+          });
+        }
+      } else if (integer) {
         const int32_t* xi = x.as<int32_t>();
         Int32Reduction r{kind, count};
         if (rows) {
@@ -271,7 +332,7 @@ absl::Status RunReduce(RunContext& ctx, Reduce kind) {
         for (int64_t ro : reduced_offs) k.reduce_into(kk, SrcAt(x, bases[u] + ro), acc, static_cast<size_t>(inner));
       }
       const int64_t elems = count * (rows ? 1 : inner);
-      w += VectorChunkWork(elems, elems * in_bytes, 0, 4, device::VectorPasses(device::VectorKernel::kReduce));
+      w += VectorChunkWork(elems, elems * in_bytes, 0, 4, device::VectorPasses(PassesOf(kind)));
     }
     // The tile's outputs, rounded once (a mean divides first).
     const int64_t o0 = count == 0 ? u0 : (rows ? u0 : u0 * inner), o1 = count == 0 ? u1 : (rows ? u1 : u1 * inner);
@@ -289,7 +350,7 @@ absl::Status RunReduce(RunContext& ctx, Reduce kind) {
       if (kind == Reduce::kMean) {
         result[o] = count ? result[o] / static_cast<float>(count) : std::numeric_limits<float>::quiet_NaN();
       } else if (count == 0) {
-        result[o] = init;
+        result[o] = IsElementFold(kind) ? FoldElements(kind, 0, [](int64_t) { return 0.0f; }) : init;
       }
     }
     w.overflow_elements += StoreFromFloat(out, o0, o1 - o0, result.data() + o0, ctx.preset.fp16_saturation);
@@ -304,6 +365,7 @@ OpDef ReduceDef(std::string name, Reduce kind) {
   d.units = "Vector, MTE2, MTE3";
   d.task_type = device::TaskType::kAiVectorCore;
   d.dtypes = {v1::FLOAT16, v1::FLOAT32, v1::INT32};
+  if (IsElementFold(kind)) d.dtypes = {v1::FLOAT16, v1::FLOAT32};
   d.max_inputs = kind == Reduce::kArgMax ? 1 : 2;
   if (kind == Reduce::kArgMax) {
     d.attributes = {{"axis", AttrKind::kInt}, {"keepdims", AttrKind::kInt}, {"select_last_index", AttrKind::kInt}};
@@ -324,6 +386,11 @@ void RegisterReduceOps(OpRegistry& r) {
   r.Register(ReduceDef("ReduceMax", Reduce::kMax));
   r.Register(ReduceDef("ReduceMin", Reduce::kMin));
   r.Register(ReduceDef("ArgMax", Reduce::kArgMax));
+  r.Register(ReduceDef("ReduceProd", Reduce::kProd));
+  r.Register(ReduceDef("ReduceL1", Reduce::kL1));
+  r.Register(ReduceDef("ReduceL2", Reduce::kL2));
+  r.Register(ReduceDef("ReduceSumSquare", Reduce::kSumSquare));
+  r.Register(ReduceDef("ReduceLogSumExp", Reduce::kLogSumExp));
 }
 
 }  // namespace npu::graph::ops

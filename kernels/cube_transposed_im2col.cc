@@ -1,0 +1,66 @@
+#include "kernels/cube_transposed_im2col.h"
+
+#include <algorithm>
+
+#include "kernels/cube_microkernel.h"
+#include "kernels/cube_pack.h"
+#include "kernels/fp16.h"
+
+namespace npu::kernels {
+namespace {
+
+// The input index that output position `o` reads through tap `t`, or -1 where
+// it falls between strided elements or outside the input.
+inline int64_t SourceIndex(int64_t o, int64_t t, int64_t pad, int64_t stride, int64_t dilation, int64_t extent) {
+  const int64_t n = o + pad - t * dilation;
+  if (n < 0 || n % stride != 0) return -1;
+  const int64_t i = n / stride;
+  return i < extent ? i : -1;
+}
+
+inline float Operand(half_bits v) { return HalfToFloat(v); }
+inline float Operand(float v) { return HalfToFloat(FloatToHalf(v)); }  // the Cube's one rounding to fp16
+
+template <typename Src>
+void PackSliver(const Src* planes, const Im2ColGeometry& g, int64_t first_pixel, int64_t rows,
+                float* out) {
+  // Each row's image, output row and column; and, per ky, its input row (or -1).
+  int64_t image[kCubeMaxMr], oy[kCubeMaxMr], ox[kCubeMaxMr], iy[kCubeMaxMr];
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t m = first_pixel + r;
+    image[r] = m / g.pixels();
+    oy[r] = (m % g.pixels()) / g.ow;
+    ox[r] = m % g.ow;
+  }
+  const int64_t plane = g.h * g.w;
+  int64_t kk = 0;
+  for (int64_t c = 0; c < g.channels; ++c) {
+    for (int64_t ky = 0; ky < g.kh; ++ky) {
+      for (int64_t r = 0; r < rows; ++r) iy[r] = SourceIndex(oy[r], ky, g.pt, g.sh, g.dh, g.h);
+      for (int64_t kx = 0; kx < g.kw; ++kx, ++kk) {
+        float* dst = out + kk * rows;
+        for (int64_t r = 0; r < rows; ++r) {
+          const int64_t ix = SourceIndex(ox[r], kx, g.pl, g.sw, g.dw, g.w);
+          dst[r] = iy[r] < 0 || ix < 0 ? 0.0f
+                                       : Operand(planes[image[r] * g.image_stride + c * plane + iy[r] * g.w + ix]);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void PackTransposedIm2Col(const void* input, ElemType type, const Im2ColGeometry& g, int64_t group, int64_t m0,
+                          int64_t mt, int64_t k, int mr, float* out) {
+  for (int64_t s0 = 0, rows = 0; s0 < mt; s0 += rows) {
+    rows = CubeSliverRows(mt, mr, s0);
+    if (type == ElemType::kFloat16) {
+      PackSliver(static_cast<const half_bits*>(input) + group * g.group_stride, g, m0 + s0, rows, out + s0 * k);
+    } else {
+      PackSliver(static_cast<const float*>(input) + group * g.group_stride, g, m0 + s0, rows, out + s0 * k);
+    }
+  }
+}
+
+}  // namespace npu::kernels
