@@ -362,6 +362,21 @@ class PlainServer(unittest.TestCase):
         with self.assertRaisesRegex(TypeError, "torch.nn.Module"):
             npuserve.torch.compile(lambda x: x, torch.zeros(1), client=self.npu)
 
+    def test_a_slice_zeroed_in_forward_exports_and_runs(self):
+        import torch
+
+        class ZeroSlice(torch.nn.Module):  # as torchvision's swin_v2 clears part of its qkv bias
+            def forward(self, x):
+                y = x.clone()
+                y[:, 1:3].zero_()
+                return y * 2
+
+        x = torch.from_numpy(small_ints((2, 5), np.float32))
+        reg = self.npu.register(ZeroSlice(), example_inputs=x)
+        want = ZeroSlice()(x).numpy()
+        self.assertEqual(np.count_nonzero(want[:, 1:3]), 0)
+        np.testing.assert_array_equal(reg(x)["y0"], want)
+
     def test_bad_models_are_refused_by_name(self):
         import onnx
         import torch

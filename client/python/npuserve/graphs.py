@@ -126,6 +126,7 @@ def export_torch(module, example_inputs, input_names=None, output_names=None, dy
             count = len(outputs) if isinstance(outputs, (tuple, list)) else 1
             output_names = [f"y{i}" for i in range(count)]
         buffer = io.BytesIO()
+        _register_missing_symbolics(torch, opset_version)
         # With gradients on: under no_grad, eval-mode attention layers take
         # torch's fused fast path (aten::_native_multi_head_attention), which
         # has no ONNX export.
@@ -134,6 +135,33 @@ def export_torch(module, example_inputs, input_names=None, output_names=None, dy
     finally:
         module.train(was_training)
     return buffer.getvalue()
+
+
+_TORCH_SCALAR_TYPES = {"Float": "float32", "Half": "float16", "Double": "float64", "Long": "int64", "Int": "int32",
+                       "Char": "int8", "Bool": "bool"}
+_registered_opsets = set()
+
+
+def _register_missing_symbolics(torch, opset_version):
+    """Symbolics that torch 1.13's exporter lacks for ops it emits itself.
+
+    aten::zero: `t[a:b].zero_()` on a slice (torchvision's swin_v2 clears part
+    of the qkv bias in forward) becomes aten::zero, which has no ONNX symbolic
+    ("Exporting the operator 'aten::zero' ... is not supported"); it is
+    ConstantOfShape(Shape(t)) of t's dtype.
+    """
+    if opset_version in _registered_opsets:
+        return
+
+    def zero(g, self):
+        try:
+            dtype = getattr(torch, _TORCH_SCALAR_TYPES.get(self.type().scalarType(), "float32"))
+        except RuntimeError:  # no complete type: the exporter's default float
+            dtype = torch.float32
+        return g.op("ConstantOfShape", g.op("Shape", self), value_t=torch.zeros(1, dtype=dtype))
+
+    torch.onnx.register_custom_op_symbolic("aten::zero", zero, opset_version)
+    _registered_opsets.add(opset_version)
 
 
 def _model(format, data):
