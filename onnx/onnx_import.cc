@@ -210,7 +210,13 @@ absl::StatusOr<ImportedModel> ImportOnnxModel(::onnx::ModelProto model) {
     node->set_name(NodeName(n, i));
     node->set_op_type(n.op_type());
     for (const auto& s : n.input()) node->add_inputs(s);
-    for (const auto& s : n.output()) node->add_outputs(s);
+    // ONNX leaves an optional output out with an empty name (LSTM's Y when only Y_h is read): trailing ones
+    // are dropped, one before a named output gets a name of its own (a value nothing reads).
+    int outputs = n.output_size();
+    while (outputs > 0 && n.output(outputs - 1).empty()) --outputs;
+    for (int j = 0; j < outputs; ++j) {
+      node->add_outputs(n.output(j).empty() ? absl::StrCat(node->name(), ":unread_output_", j) : n.output(j));
+    }
     for (const auto& a : n.attribute()) {
       auto v = ConvertAttribute(a, absl::StrCat("node \"", node->name(), "\" (", n.op_type(), ") attribute \"",
                                                 a.name(), "\""));

@@ -634,6 +634,134 @@ for dt in FLOATS:
          {"y": F.conv_transpose2d(cube(x), cube(w), None, stride=2, groups=2).numpy().astype(dt)},
          attrs={"strides": [2, 2], "group": 2})
 
+# ---- Einsum: contractions on the Cube (operands rounded to fp16, float64 sums); the rest in fp32 ----------
+EINSUM_CUBE = [("bij,bjk->bik", (2, 3, 5), (2, 5, 4)), ("bhqd,bhkd->bhqk", (2, 3, 4, 8), (2, 3, 5, 8)),
+               ("bhqk,bhkd->bhqd", (2, 3, 4, 5), (2, 3, 5, 8)), ("ij,jk->ik", (17, 33), (33, 9)),
+               ("ji,jk->ik", (33, 17), (33, 9)), ("ibnd,jbnd->bnij", (5, 2, 3, 4), (6, 2, 3, 4)),
+               ("bn,anm->bam", (3, 4), (2, 4, 5)), ("i,i->", (10,), (10,)),
+               ("...ij,...jk->...ik", (2, 3, 4, 5), (2, 3, 5, 6)), ("ij,jk", (4, 7), (7, 3)),
+               ("bhqd,bkhd->bqhk", (1, 2, 65, 16), (1, 70, 2, 16))]
+EINSUM_VECTOR = [("ij->ji", [(3, 4)]), ("bij->bj", [(2, 3, 4)]), ("ij->", [(5, 6)]), ("i,j->ij", [(4,), (5,)]),
+                 ("bi,bi->bi", [(3, 4), (3, 4)]), ("ij,jk->k", [(3, 4), (4, 5)]), ("ba", [(3, 4)])]
+for dt in FLOATS:
+    n = dt.__name__
+    for i, (eq, sa, sb) in enumerate(EINSUM_CUBE):
+        a, b = rand(sa, dt, -1, 1), rand(sb, dt, -1, 1)
+        case("Einsum_%s_cube_%d" % (n, i), "Einsum", {"a": a, "b": b},
+             {"y": np.array(torch.einsum(eq, cube(a), cube(b)).numpy()).astype(dt)}, attrs={"equation": eq})
+    for i, (eq, shapes) in enumerate(EINSUM_VECTOR):
+        xs = [rand(sh, dt, -1, 1) for sh in shapes]
+        names = ["a", "b"][:len(xs)]
+        case("Einsum_%s_vector_%d" % (n, i), "Einsum", dict(zip(names, xs)),
+             {"y": np.array(back(torch.einsum(eq, *[t(x) for x in xs]), dt))}, attrs={"equation": eq})
+
+# ---- LSTM and GRU: torch's recurrence in float64 with the Cube's operands rounded to fp16 ----------------
+def onnx_rnn(kind, x, W, R, B, h0, c0, reverse_dirs, lbr, lens, rounded):
+    """ONNX's LSTM (gates i, o, f, c) / GRU (z, r, h) in float64 torch ops; rounded: the GEMM operands
+    (x, W, R and each step's h, or r . h) rounded to fp16 as the Cube rounds them."""
+    op = cube if rounded else (lambda a: torch.from_numpy(np.asarray(a, np.float64)))
+    rnd = (lambda v: torch.from_numpy(v.numpy().astype(np.float16).astype(np.float64))) if rounded else (lambda v: v)
+    seq, batch, _ = x.shape
+    dirs, gw, hid = R.shape
+    ys = torch.zeros(seq, dirs, batch, hid, dtype=torch.float64)
+    hn, cn = [], []
+    for d in range(dirs):
+        Wb = torch.from_numpy(B[d, :gw].astype(np.float64)) if B is not None else torch.zeros(gw, dtype=torch.float64)
+        Rb = torch.from_numpy(B[d, gw:].astype(np.float64)) if B is not None else torch.zeros(gw, dtype=torch.float64)
+        xw = op(x).reshape(seq * batch, -1) @ op(W[d]).T
+        xw = xw.reshape(seq, batch, gw) + Wb
+        Rd = op(R[d])
+        h = torch.from_numpy(h0[d].astype(np.float64)) if h0 is not None else torch.zeros(batch, hid, dtype=torch.float64)
+        c = torch.from_numpy(c0[d].astype(np.float64)) if c0 is not None else torch.zeros(batch, hid, dtype=torch.float64)
+        steps = range(seq - 1, -1, -1) if reverse_dirs[d] else range(seq)
+        for t in steps:
+            active = torch.tensor([t < lens[b] for b in range(batch)]).reshape(batch, 1)
+            if kind == "LSTM":
+                g = xw[t] + rnd(h) @ Rd.T + Rb
+                i, o, f, cc = g[:, :hid].sigmoid(), g[:, hid:2 * hid].sigmoid(), g[:, 2 * hid:3 * hid].sigmoid(), \
+                    g[:, 3 * hid:].tanh()
+                c_new = f * c + i * cc
+                h_new = o * c_new.tanh()
+                c = torch.where(active, c_new, c)
+            else:
+                zr = xw[t, :, :2 * hid] + rnd(h) @ Rd[:2 * hid].T + Rb[:2 * hid]
+                z, r = zr[:, :hid].sigmoid(), zr[:, hid:].sigmoid()
+                if lbr:
+                    n = (xw[t, :, 2 * hid:] + r * (rnd(h) @ Rd[2 * hid:].T + Rb[2 * hid:])).tanh()
+                else:
+                    n = (xw[t, :, 2 * hid:] + rnd(r * h) @ Rd[2 * hid:].T + Rb[2 * hid:]).tanh()
+                h_new = (1 - z) * n + z * h
+            h = torch.where(active, h_new, h)
+            ys[t, d] = torch.where(active, h, torch.zeros_like(h))
+        hn.append(h)
+        cn.append(c)
+    return ys, torch.stack(hn), torch.stack(cn)
+
+
+def torch_to_onnx_gates(w, kind):
+    """torch's gate blocks (LSTM i, f, g, o; GRU r, z, n) in ONNX's order (i, o, f, c; z, r, h)."""
+    blocks = np.split(w, 4 if kind == "LSTM" else 3, axis=0)
+    order = [0, 3, 1, 2] if kind == "LSTM" else [1, 0, 2]
+    return np.concatenate([blocks[k] for k in order], axis=0)
+
+
+# The recurrence above is torch's own: nn.LSTM / nn.GRU (float64) against it without rounding.
+for kind, module in (("LSTM", torch.nn.LSTM), ("GRU", torch.nn.GRU)):
+    m = module(3, 4, bidirectional=True).double()
+    xx = torch.randn(5, 2, 3, dtype=torch.float64)
+    out = m(xx)[0].detach()
+    Ws, Rs, Bs = [], [], []
+    for sfx in ("", "_reverse"):
+        Ws.append(torch_to_onnx_gates(getattr(m, "weight_ih_l0" + sfx).detach().numpy(), kind))
+        Rs.append(torch_to_onnx_gates(getattr(m, "weight_hh_l0" + sfx).detach().numpy(), kind))
+        Bs.append(np.concatenate([torch_to_onnx_gates(getattr(m, "bias_ih_l0" + sfx).detach().numpy(), kind),
+                                  torch_to_onnx_gates(getattr(m, "bias_hh_l0" + sfx).detach().numpy(), kind)]))
+    ys, _, _ = onnx_rnn(kind, xx.numpy(), np.stack(Ws), np.stack(Rs), np.stack(Bs), None, None, [False, True], 1,
+                        [5, 5], False)
+    mine = ys.permute(0, 2, 1, 3).reshape(5, 2, 8)
+    assert (mine - out).abs().max().item() < 1e-12, (kind, (mine - out).abs().max().item())
+
+RNNS = [  # kind, seq, batch, input, hidden, direction, bias, initial states, sequence_lens, linear_before_reset
+    ("LSTM", 5, 3, 4, 8, "forward", True, False, None, 0),
+    ("LSTM", 4, 2, 3, 5, "reverse", False, True, None, 0),
+    ("LSTM", 6, 3, 5, 16, "bidirectional", True, True, [6, 2, 4], 0),
+    ("GRU", 5, 3, 4, 8, "forward", True, False, None, 1),
+    ("GRU", 4, 2, 3, 5, "reverse", True, True, None, 0),
+    ("GRU", 6, 3, 5, 16, "bidirectional", True, True, [3, 6, 0], 1),
+    ("GRU", 3, 2, 4, 6, "bidirectional", False, False, None, 0),
+]
+for dt in FLOATS:
+    for i, (kind, seq, batch, inp, hid, direction, has_b, has_init, lens, lbr) in enumerate(RNNS):
+        G = 4 if kind == "LSTM" else 3
+        dirs = 2 if direction == "bidirectional" else 1
+        x = rand((seq, batch, inp), dt, -1, 1)
+        W = rand((dirs, G * hid, inp), dt, -0.5, 0.5)
+        R = rand((dirs, G * hid, hid), dt, -0.5, 0.5)
+        B = rand((dirs, 2 * G * hid), dt, -0.5, 0.5) if has_b else None
+        h0 = rand((dirs, batch, hid), dt, -1, 1) if has_init else None
+        c0 = rand((dirs, batch, hid), dt, -1, 1) if has_init and kind == "LSTM" else None
+        rev = [direction == "reverse", True][:dirs] if dirs == 2 else [direction == "reverse"]
+        ys, hn, cn = onnx_rnn(kind, x, W, R, B, h0, c0, rev, lbr, lens or [seq] * batch, True)
+        inputs, inits = {"x": x}, {"W": W, "R": R}
+        names = ["x", "W", "R"]
+        for name, v in (("B", B), ("lens", np.array(lens, np.int32) if lens else None), ("h0", h0), ("c0", c0)):
+            if kind == "GRU" and name == "c0":
+                continue
+            if v is None:
+                names.append("")
+            else:
+                inits[name] = v
+                names.append(name)
+        while names[-1] == "":
+            names.pop()
+        outs = {"y": ys.numpy().astype(dt), "y_h": hn.numpy().astype(dt)}
+        if kind == "LSTM":
+            outs["y_c"] = cn.numpy().astype(dt)
+        attrs = {"hidden_size": hid, "direction": direction}
+        if kind == "GRU":
+            attrs["linear_before_reset"] = lbr
+        case("%s_%s_%d" % (kind, dt.__name__, i), kind, inputs, outs, attrs=attrs, inits=inits, node_inputs=names)
+
 # ---- fp16 overflow: saturation (Ascend 910) and IEEE inf/NaN (910B) ----------------------------
 big = np.array([60000, -60000, 300, 1, 65504, -65504], np.float16)
 two = np.array([2, 2, 300, 0, 1, 1], np.float16)

@@ -151,6 +151,16 @@ std::vector<Case> Cases() {
   bad("ConvTranspose", "scalar",
       [] { return OneNode("ConvTranspose").Input("x", v1::FLOAT32, {}, {1}).Input("w", v1::FLOAT32, {}, {1}); },
       "only 1-D and 2-D");
+  for (const std::string op : {"LSTM", "GRU"}) {
+    bad(op, "scalar", [op] {
+      return OneNode(op).Input("x", v1::FLOAT32, {}, {1}).Input("w", v1::FLOAT32, {}, {1}).Input("r", v1::FLOAT32, {}, {1});
+    }, "must be [seq, batch, input]");
+  }
+  // numpy's einsum("->", x) is x; a scalar has no label to name.
+  ok("Einsum", "scalar", [] { return OneNode("Einsum").Input("x", v1::FLOAT32, {}, {kX}).Str("equation", "->"); }, {},
+     {kX});
+  bad("Einsum", "a label for a scalar",
+      [] { return OneNode("Einsum").Input("x", v1::FLOAT32, {}, {kX}).Str("equation", "i->i"); }, "1 labels for");
   for (const std::string op : {"MaxPool", "AveragePool"}) {
     bad(op, "scalar", [op] { return OneNode(op).Input("x", v1::FLOAT32, {}, {1}).Ints("kernel_shape", {1, 1}); },
         "must be 4-D");

@@ -9,6 +9,9 @@ void RegisterCubeOps(OpRegistry& r);         // MatMul
 void RegisterGemmOp(OpRegistry& r);
 void RegisterConvOp(OpRegistry& r);
 void RegisterConvTransposeOp(OpRegistry& r);
+void RegisterEinsumOp(OpRegistry& r);
+void RegisterLstmOp(OpRegistry& r);
+void RegisterGruOp(OpRegistry& r);
 void RegisterElementwiseOps(OpRegistry& r);  // Add, Mul, Pow, PRelu, Mod, Where, ...
 void RegisterCompareOps(OpRegistry& r);      // Equal, Less, LessOrEqual, Greater, GreaterOrEqual
 void RegisterActivationOps(OpRegistry& r);   // Relu, Exp, Gelu, Clip, ...
@@ -43,6 +46,9 @@ inline void RegisterBuiltinOps(OpRegistry& r) {
   RegisterGemmOp(r);
   RegisterConvOp(r);
   RegisterConvTransposeOp(r);
+  RegisterEinsumOp(r);
+  RegisterLstmOp(r);
+  RegisterGruOp(r);
   RegisterElementwiseOps(r);
   RegisterCompareOps(r);
   RegisterActivationOps(r);
