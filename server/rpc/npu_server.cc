@@ -95,6 +95,7 @@ absl::StatusOr<std::unique_ptr<NpuServer>> NpuServer::Start(const ServerConfig& 
   builder.RegisterService(&s->device_service_);
   builder.RegisterService(&s->memory_service_);
   builder.RegisterService(&s->runtime_service_);
+  builder.RegisterService(&s->training_service_);
   builder.RegisterService(&s->kserve_service_);
   auto run_cq = builder.AddCompletionQueue();
   s->server_ = builder.BuildAndStart();

@@ -21,6 +21,7 @@
 #include "server/rpc/metrics_http.h"
 #include "server/rpc/runtime_service.h"
 #include "server/rpc/server_state.h"
+#include "server/rpc/training_service.h"
 
 namespace npu::rpc {
 
@@ -77,6 +78,7 @@ class NpuServer {
   DeviceServiceImpl device_service_{state_};
   MemoryServiceImpl memory_service_{state_};
   RuntimeServiceImpl runtime_service_{state_};
+  TrainingServiceImpl training_service_{state_};
   KserveModels kserve_models_{state_};
   KserveServiceImpl kserve_service_{state_, kserve_models_};
   // Run and ModelInfer calls. Declared before server_, so destroyed after it

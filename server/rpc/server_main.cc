@@ -41,6 +41,7 @@ ABSL_FLAG(uint64_t, max_model_bytes, (uint64_t{2} << 30) - 1,
 ABSL_FLAG(int, max_plans_per_graph, 8,
           "plans a registered graph with dynamic input dims keeps, one per bound input shapes; the least "
           "recently used goes past this");
+ABSL_FLAG(int, max_trainers_per_tenant, 16, "trainers (TrainingService) a tenant may hold at once");
 ABSL_FLAG(bool, log_requests, false, "also log every successful request: the same as --log_level=info");
 ABSL_FLAG(std::string, log_level, "warn",
           "request log lines (stderr) at or above this level: info (every request), warn (failed requests), "
@@ -138,6 +139,7 @@ int main(int argc, char** argv) {
   config.limits.max_graph_nodes = absl::GetFlag(FLAGS_max_graph_nodes);
   config.limits.max_model_bytes = absl::GetFlag(FLAGS_max_model_bytes);
   config.limits.max_plans_per_graph = static_cast<size_t>(std::max(1, absl::GetFlag(FLAGS_max_plans_per_graph)));
+  config.limits.max_trainers_per_tenant = static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_max_trainers_per_tenant)));
   config.limits.tenant_memory_quota_bytes = absl::GetFlag(FLAGS_tenant_memory_quota_bytes);
   config.limits.handle_idle_timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(
       std::chrono::duration<double>(std::max(0.0, absl::GetFlag(FLAGS_handle_idle_timeout_s))));

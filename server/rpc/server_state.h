@@ -28,6 +28,9 @@ struct ServerLimits {
   // Largest model RegisterGraph(Stream) accepts (protobuf parses at most 2 GiB).
   uint64_t max_model_bytes = (uint64_t{2} << 30) - 1;
   uint64_t download_chunk_bytes = uint64_t{1} << 20;
+  // Trainers a tenant may hold at once (TrainingService): each keeps its
+  // model's parameters and optimizer state on every device it trains on.
+  size_t max_trainers_per_tenant = 16;
   uint64_t tenant_memory_quota_bytes = 0;          // device memory per tenant; 0 = none
   std::chrono::nanoseconds handle_idle_timeout{0}; // 0 = handles never expire
   // A device held longer than this by one run counts as wedged: health reports

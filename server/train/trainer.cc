@@ -144,6 +144,7 @@ absl::StatusOr<StepResult> Trainer::Step(const HostTensor& x, const HostTensor& 
                                          std::shared_ptr<device::CancelToken> cancel) {
   if (auto s = CheckBatch(x, labels); !s.ok()) return s;
   MutexLock lock(&mu_);
+  if (step_plans_.size() >= kMaxPlannedBatchSizes) step_plans_.clear();
   const int64_t batch = x.type().shape[0];
   const int64_t n = static_cast<int64_t>(devices_.size());
   if (batch < n) {
@@ -292,6 +293,7 @@ absl::StatusOr<EvalResult> Trainer::Evaluate(const HostTensor& x, const HostTens
                                              std::shared_ptr<device::CancelToken> cancel) {
   if (auto s = CheckBatch(x, labels); !s.ok()) return s;
   MutexLock lock(&mu_);
+  if (eval_plans_.size() >= kMaxPlannedBatchSizes) eval_plans_.clear();
   const int64_t batch = x.type().shape[0];
   auto ep = EvalPlanFor(batch);
   if (!ep.ok()) return ep.status();

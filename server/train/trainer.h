@@ -105,6 +105,10 @@ class Trainer {
       const std::vector<std::shared_ptr<const graph::Plan>>& plans, std::vector<std::vector<graph::HostTensor>> inputs,
       bool profile, std::shared_ptr<device::CancelToken> cancel) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // Batch sizes whose plans are kept (a client may send any): past this the
+  // cache starts again, so a step plans at most two more (its shard sizes).
+  static constexpr size_t kMaxPlannedBatchSizes = 8;
+
   const ModelSpec spec_;
   const TrainConfig config_;
   const std::vector<device::Device*> devices_;

@@ -1,0 +1,245 @@
+#include "server/rpc/training_service.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "onnx/onnx_import.h"
+#include "onnx/onnx_reweight.h"
+#include "server/graph/bounded_text.h"
+#include "server/graph/passes/prepare_graph.h"
+#include "server/rpc/grpc_status.h"
+#include "server/rpc/request_log.h"
+#include "server/rpc/tensor_codec.h"
+#include "server/rpc/training_request.h"
+#include "server/train/host_tensors.h"
+
+namespace npu::rpc {
+namespace {
+
+// One call: its log line, the tenant, admission for calls that make work.
+template <typename Body>
+grpc::Status Serve(ServerState& state, const char* method, grpc::ServerContext* ctx, bool admit, Body body) {
+  RequestLog log(method);
+  auto tenant = state.TenantOf(*ctx);
+  if (!tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
+  log.set_tenant(*tenant);
+  if (admit) {
+    if (auto s = state.CheckAdmitting(); !s.ok()) return ToGrpcStatus(log.Finish(s));
+  }
+  return ToGrpcStatus(log.Finish(body(*tenant)));
+}
+
+// The forward model of a CreateTrainer (an ONNX model imported).
+absl::StatusOr<v1::Graph> ModelOf(const ServerState& state, const v1::CreateTrainerRequest& req) {
+  switch (req.model_case()) {
+    case v1::CreateTrainerRequest::kGraph: return req.graph();
+    case v1::CreateTrainerRequest::kOnnxModel: {
+      if (req.onnx_model().size() > state.limits.max_model_bytes) {
+        return absl::InvalidArgumentError(absl::StrCat("the model is ", req.onnx_model().size(),
+                                                       " bytes; the limit is ", state.limits.max_model_bytes));
+      }
+      auto imported = onnxio::ImportOnnxBytes(req.onnx_model());
+      if (!imported.ok()) return imported.status();
+      return std::move(imported->graph);
+    }
+    default: return absl::InvalidArgumentError("the request carries no model (graph or onnx_model)");
+  }
+}
+
+// Plans the forward model as given (batch dims of -1 bound to 1), so that
+// every malformed part (initializer bytes, unknown ops, shapes) is refused by
+// the planner, naming it, before the trainer reads a byte of it.
+absl::Status CheckForward(const ServerState& state, const v1::Graph& graph, const device::DevicePreset& preset) {
+  std::vector<graph::TensorType> types;
+  for (const v1::ValueInfo& in : graph.inputs()) {
+    graph::Shape shape(in.shape().begin(), in.shape().end());
+    for (int64_t& d : shape) d = d == -1 ? 1 : d;
+    types.push_back({in.dtype(), shape});
+  }
+  auto plan = graph::PreparePlan(std::make_shared<const v1::Graph>(graph), &types, preset, state.plan_limits());
+  return plan.status();
+}
+
+}  // namespace
+
+absl::StatusOr<graph::HostTensor> TrainingServiceImpl::BatchTensor(const std::string& tenant,
+                                                                   const v1::BatchTensor& t, const char* what) {
+  switch (t.source_case()) {
+    case v1::BatchTensor::kTensor: return ViewTensor(t.tensor(), what);
+    case v1::BatchTensor::kHandle: {
+      auto stored = state_.tensors.Get(tenant, t.handle());
+      if (!stored.ok()) return stored.status();
+      return stored->tensor;
+    }
+    default: return absl::InvalidArgumentError(absl::StrCat("the request has no ", what, " (tensor or handle)"));
+  }
+}
+
+absl::StatusOr<TrainingServiceImpl::Batch> TrainingServiceImpl::BatchFor(const std::string& tenant,
+                                                                        const std::string& id,
+                                                                        const v1::BatchTensor& x,
+                                                                        const v1::BatchTensor& labels) {
+  auto hosted = trainers_.Get(tenant, id);
+  if (!hosted.ok()) return hosted.status();
+  auto xt = BatchTensor(tenant, x, "x");
+  if (!xt.ok()) return xt.status();
+  auto lt = BatchTensor(tenant, labels, "labels");
+  if (!lt.ok()) return lt.status();
+  return Batch{*std::move(hosted), *std::move(xt), *std::move(lt)};
+}
+
+absl::Status TrainingServiceImpl::DoCreate(const std::string& tenant, const v1::CreateTrainerRequest& req,
+                                           v1::CreateTrainerResponse* resp) {
+  auto config = TrainConfigFromRequest(req);
+  if (!config.ok()) return config.status();
+  if (!req.backend().empty() && req.backend() != "hccl" && req.backend() != "nccl") {
+    return absl::InvalidArgumentError(absl::StrCat("backend ", graph::Quoted(req.backend()),
+                                                   " is not served (hccl; nccl is accepted as hccl)"));
+  }
+  if (req.backend() == "nccl") {
+    resp->set_notice("backend nccl: the gradients are allreduced by HCCL's ring on the simulated NPUs");
+  }
+  std::vector<device::Device*> devices;
+  auto hosted = std::make_shared<HostedTrainer>();
+  const std::vector<std::string> names =
+      req.devices().empty() ? std::vector<std::string>{"npu:0"}
+                            : std::vector<std::string>(req.devices().begin(), req.devices().end());
+  for (const std::string& name : names) {
+    auto d = state_.devices.Find(name);
+    if (!d.ok()) return d.status();
+    devices.push_back(*d);
+    hosted->device_names.push_back((*d)->id());
+  }
+  auto graph = ModelOf(state_, req);
+  if (!graph.ok()) return graph.status();
+  if (auto s = CheckForward(state_, *graph, devices[0]->preset()); !s.ok()) return s;
+  auto spec = train::DescribeModel(*std::move(graph), {req.trainable().begin(), req.trainable().end()});
+  if (!spec.ok()) return spec.status();
+  auto trainer = train::Trainer::Create(*std::move(spec), *config, devices);
+  if (!trainer.ok()) return trainer.status();
+  hosted->trainer = *std::move(trainer);
+  if (req.model_case() == v1::CreateTrainerRequest::kOnnxModel) hosted->onnx_model = req.onnx_model();
+  const train::ModelSpec& s = hosted->trainer->spec();
+  for (const std::string& p : s.params) resp->add_parameters(p);
+  *resp->mutable_input() = s.graph.inputs(0);
+  resp->set_output(s.output);
+  for (const std::string& d : hosted->device_names) resp->add_devices(d);
+  resp->set_loss_scale(hosted->trainer->State().loss_scale);
+  auto id = trainers_.Add(tenant, std::move(hosted));
+  if (!id.ok()) return id.status();
+  resp->set_trainer_id(*id);
+  return absl::OkStatus();
+}
+
+absl::Status TrainingServiceImpl::DoStep(const std::string& tenant, const v1::StepRequest& req,
+                                         v1::StepResponse* resp) {
+  auto b = BatchFor(tenant, req.trainer_id(), req.x(), req.labels());
+  if (!b.ok()) return b.status();
+  auto r = b->hosted->trainer->Step(b->x, b->labels, req.profile());
+  if (!r.ok()) return r.status();
+  resp->set_step(r->step);
+  resp->set_loss(r->loss);
+  resp->set_loss_scale(r->loss_scale);
+  resp->set_next_loss_scale(r->next_loss_scale);
+  resp->set_skipped(r->skipped);
+  resp->set_overflow_elements(r->overflow_elements);
+  for (auto& p : r->profiles) *resp->add_profiles() = std::move(p);
+  return absl::OkStatus();
+}
+
+absl::Status TrainingServiceImpl::DoEvaluate(const std::string& tenant, const v1::EvaluateRequest& req,
+                                             v1::EvaluateResponse* resp) {
+  auto b = BatchFor(tenant, req.trainer_id(), req.x(), req.labels());
+  if (!b.ok()) return b.status();
+  auto r = b->hosted->trainer->Evaluate(b->x, b->labels);
+  if (!r.ok()) return r.status();
+  resp->set_loss(r->loss);
+  resp->set_correct(r->correct);
+  resp->set_count(r->count);
+  if (b->hosted->trainer->config().loss == train::LossKind::kCrossEntropy && r->count > 0) {
+    resp->set_accuracy(static_cast<double>(r->correct) / static_cast<double>(r->count));
+  }
+  if (req.return_predictions()) {
+    v1::Tensor* p = resp->mutable_predictions();
+    p->set_dtype(v1::FLOAT32);
+    p->add_shape(r->count);
+    p->add_shape(r->count == 0 ? 0 : static_cast<int64_t>(r->predictions.size()) / r->count);
+    p->set_data(reinterpret_cast<const char*>(r->predictions.data()), r->predictions.size() * sizeof(float));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TrainingServiceImpl::DoExport(const std::string& tenant, const v1::ExportRequest& req,
+                                           v1::ExportResponse* resp) {
+  auto hosted = trainers_.Get(tenant, req.trainer_id());
+  if (!hosted.ok()) return hosted.status();
+  const train::Trainer& t = *(*hosted)->trainer;
+  switch (req.format()) {
+    case v1::ExportRequest::NPU_GRAPH: *resp->mutable_graph() = t.TrainedModel(); return absl::OkStatus();
+    case v1::ExportRequest::ONNX: {
+      if ((*hosted)->onnx_model.empty()) {
+        return absl::FailedPreconditionError(
+            "the trainer was made from an npu.v1.Graph, not an ONNX model: export it as NPU_GRAPH");
+      }
+      std::vector<std::string> names = t.spec().params;
+      names.insert(names.end(), t.spec().buffers.begin(), t.spec().buffers.end());
+      auto onnx = onnxio::ReweightOnnx((*hosted)->onnx_model, t.TrainedModel(), names);
+      if (!onnx.ok()) return onnx.status();
+      resp->set_onnx_model(*std::move(onnx));
+      return absl::OkStatus();
+    }
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("export format ", static_cast<int>(req.format()),
+                                                     " is unknown (NPU_GRAPH, ONNX)"));
+  }
+}
+
+grpc::Status TrainingServiceImpl::CreateTrainer(grpc::ServerContext* ctx, const v1::CreateTrainerRequest* req,
+                                                v1::CreateTrainerResponse* resp) {
+  return Serve(state_, "CreateTrainer", ctx, true, [&](const std::string& tenant) { return DoCreate(tenant, *req, resp); });
+}
+
+grpc::Status TrainingServiceImpl::Step(grpc::ServerContext* ctx, const v1::StepRequest* req, v1::StepResponse* resp) {
+  return Serve(state_, "Step", ctx, true, [&](const std::string& tenant) { return DoStep(tenant, *req, resp); });
+}
+
+grpc::Status TrainingServiceImpl::Evaluate(grpc::ServerContext* ctx, const v1::EvaluateRequest* req,
+                                           v1::EvaluateResponse* resp) {
+  return Serve(state_, "Evaluate", ctx, true, [&](const std::string& tenant) { return DoEvaluate(tenant, *req, resp); });
+}
+
+grpc::Status TrainingServiceImpl::Export(grpc::ServerContext* ctx, const v1::ExportRequest* req,
+                                         v1::ExportResponse* resp) {
+  return Serve(state_, "Export", ctx, false, [&](const std::string& tenant) { return DoExport(tenant, *req, resp); });
+}
+
+grpc::Status TrainingServiceImpl::SaveCheckpoint(grpc::ServerContext* ctx, const v1::SaveCheckpointRequest* req,
+                                                 v1::TrainerCheckpoint* resp) {
+  return Serve(state_, "SaveCheckpoint", ctx, false, [&](const std::string& tenant) -> absl::Status {
+    auto hosted = trainers_.Get(tenant, req->trainer_id());
+    if (!hosted.ok()) return hosted.status();
+    *resp = CheckpointOf(*(*hosted)->trainer);
+    return absl::OkStatus();
+  });
+}
+
+grpc::Status TrainingServiceImpl::RestoreCheckpoint(grpc::ServerContext* ctx, const v1::RestoreCheckpointRequest* req,
+                                                    v1::RestoreCheckpointResponse* resp) {
+  return Serve(state_, "RestoreCheckpoint", ctx, true, [&](const std::string& tenant) -> absl::Status {
+    auto hosted = trainers_.Get(tenant, req->trainer_id());
+    if (!hosted.ok()) return hosted.status();
+    auto s = StateFromCheckpoint(req->checkpoint(), *(*hosted)->trainer);
+    if (!s.ok()) return s.status();
+    if (auto r = (*hosted)->trainer->Restore(*s); !r.ok()) return r;
+    resp->set_step(s->step);
+    return absl::OkStatus();
+  });
+}
+
+grpc::Status TrainingServiceImpl::DeleteTrainer(grpc::ServerContext* ctx, const v1::DeleteTrainerRequest* req,
+                                                v1::DeleteTrainerResponse*) {
+  return Serve(state_, "DeleteTrainer", ctx, false,
+               [&](const std::string& tenant) { return trainers_.Remove(tenant, req->trainer_id()); });
+}
+
+}  // namespace npu::rpc

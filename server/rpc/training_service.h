@@ -1,0 +1,51 @@
+// npu.v1 TrainingService (protos/npu/v1/training.proto, docs/training.md):
+// trainers per tenant over server/train's Trainer. A Step runs on the
+// trainer's devices through the runner like any run; calls on one trainer are
+// serialised by it, calls on different trainers run at once.
+#pragma once
+
+#include "npu/v1/training.grpc.pb.h"
+#include "server/rpc/server_state.h"
+#include "server/rpc/trainer_store.h"
+
+namespace npu::rpc {
+
+class TrainingServiceImpl final : public v1::TrainingService::Service {
+ public:
+  explicit TrainingServiceImpl(ServerState& state) : state_(state), trainers_(state.limits.max_trainers_per_tenant) {}
+
+  grpc::Status CreateTrainer(grpc::ServerContext* ctx, const v1::CreateTrainerRequest* req,
+                             v1::CreateTrainerResponse* resp) override;
+  grpc::Status Step(grpc::ServerContext* ctx, const v1::StepRequest* req, v1::StepResponse* resp) override;
+  grpc::Status Evaluate(grpc::ServerContext* ctx, const v1::EvaluateRequest* req,
+                        v1::EvaluateResponse* resp) override;
+  grpc::Status Export(grpc::ServerContext* ctx, const v1::ExportRequest* req, v1::ExportResponse* resp) override;
+  grpc::Status SaveCheckpoint(grpc::ServerContext* ctx, const v1::SaveCheckpointRequest* req,
+                              v1::TrainerCheckpoint* resp) override;
+  grpc::Status RestoreCheckpoint(grpc::ServerContext* ctx, const v1::RestoreCheckpointRequest* req,
+                                 v1::RestoreCheckpointResponse* resp) override;
+  grpc::Status DeleteTrainer(grpc::ServerContext* ctx, const v1::DeleteTrainerRequest* req,
+                             v1::DeleteTrainerResponse* resp) override;
+
+ private:
+  absl::Status DoCreate(const std::string& tenant, const v1::CreateTrainerRequest& req,
+                        v1::CreateTrainerResponse* resp);
+  absl::Status DoStep(const std::string& tenant, const v1::StepRequest& req, v1::StepResponse* resp);
+  absl::Status DoEvaluate(const std::string& tenant, const v1::EvaluateRequest& req, v1::EvaluateResponse* resp);
+  absl::Status DoExport(const std::string& tenant, const v1::ExportRequest& req, v1::ExportResponse* resp);
+  // A batch tensor, inline (viewed in the request) or a tenant's handle.
+  absl::StatusOr<graph::HostTensor> BatchTensor(const std::string& tenant, const v1::BatchTensor& t,
+                                                const char* what);
+  struct Batch {
+    std::shared_ptr<HostedTrainer> hosted;
+    graph::HostTensor x, labels;
+  };
+  // The tenant's trainer `id` and a batch for it (Step, Evaluate).
+  absl::StatusOr<Batch> BatchFor(const std::string& tenant, const std::string& id, const v1::BatchTensor& x,
+                                 const v1::BatchTensor& labels);
+
+  ServerState& state_;
+  TrainerStore trainers_;
+};
+
+}  // namespace npu::rpc

@@ -1,0 +1,514 @@
+// npu.v1 TrainingService over real loopback gRPC against a real npu-server:
+// a step's loss and update against float64 arithmetic, checkpoint and resume
+// bit for bit, data parallelism over two devices, trainers private to their
+// tenant, and every malformed request refused by name with the server still
+// serving.
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "client/graph_builder.h"
+#include "gtest/gtest.h"
+#include "npu/v1/training.grpc.pb.h"
+#include "tests/e2e/e2e_support.h"
+#include "tests/e2e/server_process.h"
+
+namespace npu::testing {
+namespace {
+
+using grpc::StatusCode;
+using namespace std::chrono_literals;
+
+v1::Tensor Int64s(std::vector<int64_t> shape, const std::vector<int64_t>& values) {
+  v1::Tensor t;
+  t.set_dtype(v1::INT64);
+  for (int64_t d : shape) t.add_shape(d);
+  t.set_data(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(int64_t));
+  return t;
+}
+
+std::vector<float> Floats(const v1::Tensor& t) {
+  std::vector<float> f(t.data().size() / 4);
+  std::memcpy(f.data(), t.data().data(), f.size() * 4);
+  return f;
+}
+
+// y = x W^T + b: x FLOAT32 [B, 2], W [1, 2], b [1].
+v1::Graph Linear(std::vector<float> w = {1.0f, 0.5f}, float b = 0.0f) {
+  client::GraphBuilder g("linear");
+  client::Value x = g.Input("x", v1::FLOAT32, {4, 2});
+  client::Value wv = g.Constant("w", Float32({1, 2}, w));
+  client::Value bv = g.Constant("b", Float32({1}, {b}));
+  g.Output(g.Op("Gemm", {x, wv, bv}, {{"transB", client::AttrInt(1)}}), "y");
+  return g.Build();
+}
+
+// logits = relu(x W1^T + b1) W2^T + b2: x [B, 4], 3 classes.
+v1::Graph Mlp() {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+  auto random = [&](size_t n) {
+    std::vector<float> v(n);
+    for (float& f : v) f = u(rng);
+    return v;
+  };
+  client::GraphBuilder g("mlp");
+  client::Value x = g.Input("x", v1::FLOAT32, {8, 4});
+  client::Value w1 = g.Constant("w1", Float32({6, 4}, random(24)));
+  client::Value b1 = g.Constant("b1", Float32({6}, random(6)));
+  client::Value w2 = g.Constant("w2", Float32({3, 6}, random(18)));
+  client::Value b2 = g.Constant("b2", Float32({3}, random(3)));
+  client::Value h = g.Relu(g.Op("Gemm", {x, w1, b1}, {{"transB", client::AttrInt(1)}}));
+  g.Output(g.Op("Gemm", {h, w2, b2}, {{"transB", client::AttrInt(1)}}), "logits");
+  return g.Build();
+}
+
+struct Batch {
+  v1::Tensor x, labels;
+};
+
+Batch MlpBatch(int seed, int rows = 8) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(rows) * 4);
+  std::vector<int64_t> labels(static_cast<size_t>(rows));
+  for (int i = 0; i < rows; ++i) {
+    for (int k = 0; k < 4; ++k) x[i * 4 + k] = u(rng);
+    labels[i] = x[i * 4] > 0 ? (x[i * 4 + 1] > 0 ? 2 : 1) : 0;  // learnable from x
+  }
+  return {Float32({rows, 4}, x), Int64s({rows}, labels)};
+}
+
+v1::CreateTrainerRequest MlpTrainer(v1::OptimizerConfig::Kind kind = v1::OptimizerConfig::ADAM) {
+  v1::CreateTrainerRequest req;
+  *req.mutable_graph() = Mlp();
+  req.set_loss(v1::CROSS_ENTROPY);
+  req.mutable_optimizer()->set_kind(kind);
+  req.mutable_optimizer()->set_lr(0.01);
+  req.mutable_amp()->set_opt_level(v1::AmpConfig::O2);
+  req.mutable_amp()->mutable_dynamic();
+  return req;
+}
+
+class Client {
+ public:
+  explicit Client(int port, std::string token = "")
+      : channel_(TestChannel("127.0.0.1:" + std::to_string(port))),
+        stub_(v1::TrainingService::NewStub(channel_)),
+        token_(std::move(token)) {}
+
+  grpc::Status Create(const v1::CreateTrainerRequest& req, v1::CreateTrainerResponse* resp) {
+    return stub_->CreateTrainer(Ctx(60s, token_).get(), req, resp);
+  }
+  grpc::Status Step(const std::string& id, const Batch& b, v1::StepResponse* resp, bool profile = false) {
+    v1::StepRequest req;
+    req.set_trainer_id(id);
+    *req.mutable_x()->mutable_tensor() = b.x;
+    *req.mutable_labels()->mutable_tensor() = b.labels;
+    req.set_profile(profile);
+    return stub_->Step(Ctx(60s, token_).get(), req, resp);
+  }
+  grpc::Status Export(const std::string& id, v1::ExportResponse* resp,
+                      v1::ExportRequest::Format format = v1::ExportRequest::NPU_GRAPH) {
+    v1::ExportRequest req;
+    req.set_trainer_id(id);
+    req.set_format(format);
+    return stub_->Export(Ctx(60s, token_).get(), req, resp);
+  }
+  grpc::Status Save(const std::string& id, v1::TrainerCheckpoint* c) {
+    v1::SaveCheckpointRequest req;
+    req.set_trainer_id(id);
+    return stub_->SaveCheckpoint(Ctx(60s, token_).get(), req, c);
+  }
+  grpc::Status Restore(const std::string& id, const v1::TrainerCheckpoint& c) {
+    v1::RestoreCheckpointRequest req;
+    req.set_trainer_id(id);
+    *req.mutable_checkpoint() = c;
+    v1::RestoreCheckpointResponse resp;
+    return stub_->RestoreCheckpoint(Ctx(60s, token_).get(), req, &resp);
+  }
+  grpc::Status Delete(const std::string& id) {
+    v1::DeleteTrainerRequest req;
+    req.set_trainer_id(id);
+    v1::DeleteTrainerResponse resp;
+    return stub_->DeleteTrainer(Ctx(20s, token_).get(), req, &resp);
+  }
+  grpc::Status Evaluate(const std::string& id, const Batch& b, v1::EvaluateResponse* resp) {
+    v1::EvaluateRequest req;
+    req.set_trainer_id(id);
+    *req.mutable_x()->mutable_tensor() = b.x;
+    *req.mutable_labels()->mutable_tensor() = b.labels;
+    req.set_return_predictions(true);
+    return stub_->Evaluate(Ctx(60s, token_).get(), req, resp);
+  }
+  bool Serving() {
+    grpc::health::v1::HealthCheckResponse health;
+    auto stub = grpc::health::v1::Health::NewStub(channel_);
+    return stub->Check(Ctx().get(), {}, &health).ok() &&
+           health.status() == grpc::health::v1::HealthCheckResponse::SERVING;
+  }
+  v1::TrainingService::Stub& stub() { return *stub_; }
+
+ private:
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::TrainingService::Stub> stub_;
+  std::string token_;
+};
+
+const v1::Tensor& Initializer(const v1::Graph& g, const std::string& name) {
+  for (const auto& init : g.initializers()) {
+    if (init.name() == name) return init.tensor();
+  }
+  ADD_FAILURE() << "no initializer " << name;
+  static const v1::Tensor none;
+  return none;
+}
+
+// One SGD step of MSE on a linear model, every value exact in fp16 (the
+// Cube's operands) and fp32: the loss and the new weights are float64's.
+TEST(TrainingServiceTest, AStepIsTheFloat64StepOfTheModel) {
+  ServerProcess server;
+  Client c(server.port());
+  v1::CreateTrainerRequest req;
+  *req.mutable_graph() = Linear();
+  req.set_loss(v1::MSE);
+  req.mutable_optimizer()->set_kind(v1::OptimizerConfig::SGD);
+  req.mutable_optimizer()->set_lr(0.125);
+  v1::CreateTrainerResponse created;
+  ASSERT_TRUE(c.Create(req, &created).ok());
+  EXPECT_EQ(std::vector<std::string>(created.parameters().begin(), created.parameters().end()),
+            (std::vector<std::string>{"w", "b"}));
+  EXPECT_EQ(created.devices(0), "npu:0");
+  EXPECT_EQ(created.loss_scale(), 1.0);
+
+  const std::vector<double> x = {1, 2, -1, 0, 2, 2, 0, -2}, t = {1, 1, 0, 2};
+  Batch b{Float32({4, 2}, {1, 2, -1, 0, 2, 2, 0, -2}), Float32({4, 1}, {1, 1, 0, 2})};
+  double w[2] = {1.0, 0.5}, bias = 0, loss = 0, dw[2] = {0, 0}, db = 0;
+  for (int i = 0; i < 4; ++i) {
+    const double err = w[0] * x[2 * i] + w[1] * x[2 * i + 1] + bias - t[i];
+    loss += err * err / 4;
+    for (int k = 0; k < 2; ++k) dw[k] += 2 * err / 4 * x[2 * i + k];
+    db += 2 * err / 4;
+  }
+  v1::StepResponse step;
+  ASSERT_TRUE(c.Step(created.trainer_id(), b, &step).ok());
+  EXPECT_EQ(step.step(), 1);
+  EXPECT_EQ(step.loss(), loss);
+  EXPECT_FALSE(step.skipped());
+  EXPECT_EQ(step.overflow_elements(), 0u);
+  v1::ExportResponse exported;
+  ASSERT_TRUE(c.Export(created.trainer_id(), &exported).ok());
+  EXPECT_EQ(Floats(Initializer(exported.graph(), "w")),
+            (std::vector<float>{static_cast<float>(w[0] - 0.125 * dw[0]), static_cast<float>(w[1] - 0.125 * dw[1])}));
+  EXPECT_EQ(Floats(Initializer(exported.graph(), "b")), (std::vector<float>{static_cast<float>(bias - 0.125 * db)}));
+
+  // The exported graph is the model: it runs on the server's Run.
+  auto runtime = v1::RuntimeService::NewStub(TestChannel("127.0.0.1:" + std::to_string(server.port())));
+  v1::RunRequest run;
+  *run.mutable_graph() = exported.graph();
+  v1::RunInput* in = run.add_inputs();
+  in->set_name("x");
+  *in->mutable_tensor() = b.x;
+  v1::RunResponse ran;
+  ASSERT_TRUE(runtime->Run(Ctx().get(), run, &ran).ok());
+  EXPECT_EQ(ran.outputs(0).name(), "y");
+}
+
+TEST(TrainingServiceTest, AnMlpLearnsAndEvaluates) {
+  ServerProcess server;
+  Client c(server.port());
+  v1::CreateTrainerResponse created;
+  ASSERT_TRUE(c.Create(MlpTrainer(), &created).ok());
+  EXPECT_EQ(created.loss_scale(), 65536.0);  // apex's dynamic default
+  const Batch held_out = MlpBatch(1000, 64);
+  v1::EvaluateResponse before, after;
+  ASSERT_TRUE(c.Evaluate(created.trainer_id(), held_out, &before).ok());
+  for (int s = 0; s < 60; ++s) {
+    v1::StepResponse step;
+    ASSERT_TRUE(c.Step(created.trainer_id(), MlpBatch(s), &step).ok());
+    EXPECT_EQ(step.step(), s + 1);
+  }
+  ASSERT_TRUE(c.Evaluate(created.trainer_id(), held_out, &after).ok());
+  EXPECT_EQ(after.count(), 64);
+  EXPECT_LT(after.loss(), before.loss() * 0.8) << "before " << before.loss();
+  EXPECT_GT(after.correct(), before.correct());
+  EXPECT_DOUBLE_EQ(after.accuracy(), static_cast<double>(after.correct()) / 64);
+  ASSERT_EQ(after.predictions().shape_size(), 2);
+  EXPECT_EQ(after.predictions().shape(1), 3);
+  EXPECT_TRUE(c.Delete(created.trainer_id()).ok());
+  v1::StepResponse gone;
+  EXPECT_EQ(c.Step(created.trainer_id(), MlpBatch(0), &gone).error_code(), StatusCode::NOT_FOUND);
+}
+
+// Saved after 3 steps, restored into a new trainer: 3 more steps give the bits
+// of the uninterrupted run's steps 4-6 (losses and parameters).
+TEST(TrainingServiceTest, ACheckpointResumesBitForBit) {
+  ServerProcess server;
+  Client c(server.port());
+  v1::CreateTrainerResponse a, b;
+  ASSERT_TRUE(c.Create(MlpTrainer(), &a).ok());
+  ASSERT_TRUE(c.Create(MlpTrainer(), &b).ok());
+  v1::StepResponse step;
+  for (int s = 0; s < 3; ++s) ASSERT_TRUE(c.Step(a.trainer_id(), MlpBatch(s), &step).ok());
+  v1::TrainerCheckpoint saved;
+  ASSERT_TRUE(c.Save(a.trainer_id(), &saved).ok());
+  EXPECT_EQ(saved.step(), 3);
+  EXPECT_EQ(saved.optimizer(), "adam");
+  EXPECT_EQ(saved.amp(), "O2");
+  ASSERT_EQ(saved.parameters_size(), 4);
+  EXPECT_EQ(saved.parameters(0).value().dtype(), v1::FLOAT16);   // O2's model weights
+  EXPECT_EQ(saved.parameters(0).master().dtype(), v1::FLOAT32);  // and fp32 masters
+  EXPECT_EQ(saved.parameters(0).optimizer_state_size(), 2);      // exp_avg, exp_avg_sq
+  std::string bytes;
+  ASSERT_TRUE(saved.SerializeToString(&bytes));  // what `npu train --checkpoint` writes
+  v1::TrainerCheckpoint reread;
+  ASSERT_TRUE(reread.ParseFromString(bytes));
+  ASSERT_TRUE(c.Restore(b.trainer_id(), reread).ok());
+  for (int s = 3; s < 6; ++s) {
+    v1::StepResponse sa, sb;
+    ASSERT_TRUE(c.Step(a.trainer_id(), MlpBatch(s), &sa).ok());
+    ASSERT_TRUE(c.Step(b.trainer_id(), MlpBatch(s), &sb).ok());
+    EXPECT_EQ(sa.step(), sb.step());
+    EXPECT_EQ(sa.loss(), sb.loss()) << "step " << s + 1;
+    EXPECT_EQ(sa.next_loss_scale(), sb.next_loss_scale());
+  }
+  v1::ExportResponse ea, eb;
+  ASSERT_TRUE(c.Export(a.trainer_id(), &ea).ok());
+  ASSERT_TRUE(c.Export(b.trainer_id(), &eb).ok());
+  for (const char* p : {"w1", "b1", "w2", "b2"}) {
+    EXPECT_EQ(Initializer(ea.graph(), p).data(), Initializer(eb.graph(), p).data()) << p;
+  }
+  // Another optimizer's checkpoint is refused, changing nothing.
+  v1::CreateTrainerResponse sgd;
+  ASSERT_TRUE(c.Create(MlpTrainer(v1::OptimizerConfig::SGD), &sgd).ok());
+  grpc::Status refused = c.Restore(sgd.trainer_id(), saved);
+  EXPECT_EQ(refused.error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(refused.error_message().find("optimizer \"adam\""), std::string::npos) << refused.error_message();
+}
+
+// Two devices: each gets half the batch, the allreduce is in each device's
+// profile, and the step follows the one-device step of the same batch.
+TEST(TrainingServiceTest, TwoDevicesSplitTheBatchAndAllreduce) {
+  ServerProcess server({"--devices=2"});
+  Client c(server.port());
+  v1::CreateTrainerRequest two = MlpTrainer(v1::OptimizerConfig::SGD);
+  two.mutable_amp()->set_opt_level(v1::AmpConfig::O0);
+  two.mutable_amp()->clear_dynamic();
+  v1::CreateTrainerRequest one = two;
+  two.add_devices("npu:0");
+  two.add_devices("cuda:1");  // a GPU script's device names work
+  two.set_backend("nccl");
+  v1::CreateTrainerResponse t2, t1;
+  ASSERT_TRUE(c.Create(two, &t2).ok());
+  ASSERT_TRUE(c.Create(one, &t1).ok());
+  EXPECT_EQ(std::vector<std::string>(t2.devices().begin(), t2.devices().end()),
+            (std::vector<std::string>{"npu:0", "npu:1"}));
+  EXPECT_NE(t2.notice().find("HCCL"), std::string::npos) << t2.notice();
+  for (int s = 0; s < 3; ++s) {
+    v1::StepResponse s2, s1;
+    ASSERT_TRUE(c.Step(t2.trainer_id(), MlpBatch(s), &s2, /*profile=*/true).ok());
+    ASSERT_TRUE(c.Step(t1.trainer_id(), MlpBatch(s), &s1).ok());
+    EXPECT_NEAR(s2.loss(), s1.loss(), 1e-3 * std::fabs(s1.loss())) << "step " << s + 1;
+    ASSERT_EQ(s2.profiles_size(), 2);
+    for (const v1::Profile& p : s2.profiles()) {
+      int hccl = 0;
+      for (const auto& n : p.nodes()) hccl += n.task_type() == "HCCL";
+      EXPECT_GE(hccl, 1) << "an allreduce task in each device's profile";
+    }
+  }
+}
+
+TEST(TrainingServiceTest, TrainersArePrivateToTheirTenant) {
+  const std::filesystem::path tokens =
+      std::filesystem::temp_directory_path() / ("npu_train_tokens_" + std::to_string(std::random_device{}()));
+  std::ofstream(tokens) << "tok-a alice\ntok-b bob\n";
+  ServerProcess server({"--auth_tokens=" + tokens.string(), "--max_trainers_per_tenant=2"});
+  std::filesystem::remove(tokens);
+  Client alice(server.port(), "tok-a"), bob(server.port(), "tok-b"), nobody(server.port());
+  v1::CreateTrainerResponse mine, second, third;
+  ASSERT_TRUE(alice.Create(MlpTrainer(), &mine).ok());
+  v1::StepResponse step;
+  v1::ExportResponse exported;
+  v1::TrainerCheckpoint saved;
+  EXPECT_EQ(bob.Step(mine.trainer_id(), MlpBatch(0), &step).error_code(), StatusCode::NOT_FOUND);
+  EXPECT_EQ(bob.Export(mine.trainer_id(), &exported).error_code(), StatusCode::NOT_FOUND);
+  EXPECT_EQ(bob.Save(mine.trainer_id(), &saved).error_code(), StatusCode::NOT_FOUND);
+  EXPECT_EQ(bob.Delete(mine.trainer_id()).error_code(), StatusCode::NOT_FOUND);
+  EXPECT_EQ(nobody.Step(mine.trainer_id(), MlpBatch(0), &step).error_code(), StatusCode::UNAUTHENTICATED);
+  EXPECT_TRUE(alice.Step(mine.trainer_id(), MlpBatch(0), &step).ok());
+  // At most two trainers each; bob's quota is his own.
+  ASSERT_TRUE(alice.Create(MlpTrainer(), &second).ok());
+  grpc::Status full = alice.Create(MlpTrainer(), &third);
+  EXPECT_EQ(full.error_code(), StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_NE(full.error_message().find("--max_trainers_per_tenant"), std::string::npos) << full.error_message();
+  EXPECT_TRUE(bob.Create(MlpTrainer(), &third).ok());
+  ASSERT_TRUE(alice.Delete(second.trainer_id()).ok());
+  EXPECT_TRUE(alice.Create(MlpTrainer(), &second).ok());
+}
+
+struct BadCase {
+  std::string name;
+  StatusCode code;
+  std::string culprit;
+  std::function<grpc::Status(Client&, const std::string& trainer)> send;
+};
+
+std::vector<BadCase> BadRequests() {
+  std::vector<BadCase> cases;
+  auto create = [](std::function<void(v1::CreateTrainerRequest&)> mutate) {
+    return [mutate](Client& c, const std::string&) {
+      v1::CreateTrainerRequest req = MlpTrainer();
+      mutate(req);
+      v1::CreateTrainerResponse resp;
+      return c.Create(req, &resp);
+    };
+  };
+  auto step = [](std::function<void(Batch&)> mutate) {
+    return [mutate](Client& c, const std::string& trainer) {
+      Batch b = MlpBatch(0);
+      mutate(b);
+      v1::StepResponse resp;
+      return c.Step(trainer, b, &resp);
+    };
+  };
+  auto add = [&](std::string name, StatusCode code, std::string culprit,
+                 std::function<grpc::Status(Client&, const std::string&)> f) {
+    cases.push_back({std::move(name), code, std::move(culprit), std::move(f)});
+  };
+  add("no model", StatusCode::INVALID_ARGUMENT, "carries no model", create([](auto& r) { r.clear_model(); }));
+  add("loss unset", StatusCode::INVALID_ARGUMENT, "loss 0 is not set", create([](auto& r) { r.clear_loss(); }));
+  add("optimizer unset", StatusCode::INVALID_ARGUMENT, "optimizer.kind 0",
+      create([](auto& r) { r.mutable_optimizer()->clear_kind(); }));
+  add("zero learning rate", StatusCode::INVALID_ARGUMENT, "learning rate = 0",
+      create([](auto& r) { r.mutable_optimizer()->set_lr(0); }));
+  add("momentum of Adam", StatusCode::INVALID_ARGUMENT, "optimizer.momentum",
+      create([](auto& r) { r.mutable_optimizer()->mutable_momentum()->set_value(0.9); }));
+  add("momentum of 1", StatusCode::INVALID_ARGUMENT, "momentum = 1", create([](auto& r) {
+        r.mutable_optimizer()->set_kind(v1::OptimizerConfig::MOMENTUM);
+        r.mutable_optimizer()->mutable_momentum()->set_value(1);
+      }));
+  add("negative loss scale", StatusCode::INVALID_ARGUMENT, "loss scale = -4",
+      create([](auto& r) { r.mutable_amp()->set_static_scale(-4); }));
+  add("unknown opt level", StatusCode::INVALID_ARGUMENT, "amp.opt_level 7",
+      create([](auto& r) { r.mutable_amp()->set_opt_level(static_cast<v1::AmpConfig::OptLevel>(7)); }));
+  add("no such device", StatusCode::NOT_FOUND, "npu:5", create([](auto& r) { r.add_devices("npu:5"); }));
+  add("a device twice", StatusCode::INVALID_ARGUMENT, "npu:0 is listed twice", create([](auto& r) {
+        r.add_devices("npu:0");
+        r.add_devices("cuda:0");
+      }));
+  add("unknown backend", StatusCode::INVALID_ARGUMENT, "backend \"gloo\"", create([](auto& r) { r.set_backend("gloo"); }));
+  add("short initializer", StatusCode::INVALID_ARGUMENT, "initializer \"w1\"", create([](auto& r) {
+        for (auto& init : *r.mutable_graph()->mutable_initializers()) {
+          if (init.name() == "w1") init.mutable_tensor()->mutable_data()->resize(8);
+        }
+      }));
+  add("two inputs", StatusCode::INVALID_ARGUMENT, "one data input", create([](auto& r) {
+        v1::ValueInfo* in = r.mutable_graph()->add_inputs();
+        in->set_name("z");
+        in->set_dtype(v1::FLOAT32);
+        in->add_shape(8);
+      }));
+  add("trainable not in the model", StatusCode::INVALID_ARGUMENT, "trainable parameter \"w9\"",
+      create([](auto& r) { r.add_trainable("w9"); }));
+  add("an op without a gradient", StatusCode::INVALID_ARGUMENT, "\"sin\" (Sin)", create([](auto& r) {
+        v1::Graph& g = *r.mutable_graph();
+        v1::Node* n = g.add_nodes();
+        n->set_name("sin");
+        n->set_op_type("Sin");
+        n->add_inputs(g.outputs(0));
+        n->add_outputs("floored");
+        g.set_outputs(0, "floored");
+      }));
+  add("onnx bytes that are not ONNX", StatusCode::INVALID_ARGUMENT, "ONNX",
+      create([](auto& r) { r.set_onnx_model("not a model"); }));
+  add("unknown trainer", StatusCode::NOT_FOUND, "trainer id \"t-nope\"",
+      [](Client& c, const std::string&) {
+        v1::StepResponse resp;
+        return c.Step("t-nope", MlpBatch(0), &resp);
+      });
+  add("x of another shape", StatusCode::INVALID_ARGUMENT, "must be FLOAT32 [B, 4]",
+      step([](Batch& b) { b = {Float32({2, 3}, {1, 2, 3, 4, 5, 6}), Int64s({2}, {0, 1})}; }));
+  add("x bytes short", StatusCode::INVALID_ARGUMENT, "x", step([](Batch& b) { b.x.mutable_data()->resize(12); }));
+  add("float labels for cross entropy", StatusCode::INVALID_ARGUMENT, "cross_entropy labels must be INT64",
+      step([](Batch& b) { b.labels = Float32({8}, std::vector<float>(8, 0)); }));
+  add("labels of another batch", StatusCode::INVALID_ARGUMENT, "one row per example",
+      step([](Batch& b) { b.labels = Int64s({3}, {0, 1, 2}); }));
+  add("a label past the classes", StatusCode::INVALID_ARGUMENT, "label", step([](Batch& b) {
+        std::vector<int64_t> l(8, 0);
+        l[5] = 3;
+        b.labels = Int64s({8}, l);
+      }));
+  add("no x", StatusCode::INVALID_ARGUMENT, "no x", [](Client& c, const std::string& trainer) {
+    v1::StepRequest req;
+    req.set_trainer_id(trainer);
+    v1::StepResponse resp;
+    return c.stub().Step(Ctx().get(), req, &resp);
+  });
+  add("unknown handle", StatusCode::NOT_FOUND, "h-missing", [](Client& c, const std::string& trainer) {
+    v1::StepRequest req;
+    req.set_trainer_id(trainer);
+    req.mutable_x()->set_handle("h-missing");
+    *req.mutable_labels()->mutable_tensor() = MlpBatch(0).labels;
+    v1::StepResponse resp;
+    return c.stub().Step(Ctx().get(), req, &resp);
+  });
+  add("ONNX export of a Graph trainer", StatusCode::FAILED_PRECONDITION, "export it as NPU_GRAPH",
+      [](Client& c, const std::string& trainer) {
+        v1::ExportResponse resp;
+        return c.Export(trainer, &resp, v1::ExportRequest::ONNX);
+      });
+  auto restore = [](std::function<void(v1::TrainerCheckpoint&)> mutate) {
+    return [mutate](Client& c, const std::string& trainer) {
+      v1::TrainerCheckpoint saved;
+      grpc::Status s = c.Save(trainer, &saved);
+      if (!s.ok()) return s;
+      mutate(saved);
+      return c.Restore(trainer, saved);
+    };
+  };
+  add("checkpoint of another parameter", StatusCode::INVALID_ARGUMENT, "checkpoint parameter 0 is \"v1\"",
+      restore([](auto& s) { s.mutable_parameters(0)->set_name("v1"); }));
+  add("checkpoint tensor bytes short", StatusCode::INVALID_ARGUMENT, "checkpoint parameter \"w1\"",
+      restore([](auto& s) { s.mutable_parameters(0)->mutable_value()->mutable_data()->resize(2); }));
+  add("checkpoint tensor of another shape", StatusCode::INVALID_ARGUMENT, "checkpoint parameters 0",
+      restore([](auto& s) {
+        v1::Tensor& t = *s.mutable_parameters(0)->mutable_value();
+        t.set_shape(0, 4);
+        t.set_shape(1, 6);
+      }));
+  add("checkpoint of another amp level", StatusCode::INVALID_ARGUMENT, "amp \"O1\"",
+      restore([](auto& s) { s.set_amp("O1"); }));
+  add("checkpoint with a zero loss scale", StatusCode::INVALID_ARGUMENT, "loss scale 0",
+      restore([](auto& s) { s.set_loss_scale(0); }));
+  add("checkpoint missing a parameter", StatusCode::INVALID_ARGUMENT, "has 3 parameters",
+      restore([](auto& s) { s.mutable_parameters()->RemoveLast(); }));
+  return cases;
+}
+
+TEST(TrainingServiceTest, EachMalformedRequestIsRefusedByNameAndTheServerKeepsServing) {
+  ServerProcess server;
+  Client c(server.port());
+  v1::CreateTrainerResponse trainer;
+  ASSERT_TRUE(c.Create(MlpTrainer(), &trainer).ok());
+  for (const BadCase& bad : BadRequests()) {
+    SCOPED_TRACE(bad.name);
+    grpc::Status s = bad.send(c, trainer.trainer_id());
+    EXPECT_EQ(s.error_code(), bad.code) << s.error_message();
+    EXPECT_NE(s.error_message().find(bad.culprit), std::string::npos)
+        << "message \"" << s.error_message() << "\" does not name \"" << bad.culprit << "\"";
+    EXPECT_TRUE(c.Serving());
+  }
+  // The trainer is as it was: a good step still works and counts one.
+  v1::StepResponse step;
+  ASSERT_TRUE(c.Step(trainer.trainer_id(), MlpBatch(0), &step).ok());
+  EXPECT_EQ(step.step(), 1);
+}
+
+}  // namespace
+}  // namespace npu::testing
