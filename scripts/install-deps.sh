@@ -14,6 +14,7 @@ build_pkgs=(
 test_pkgs=(
   libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev libdnnl-dev ocl-icd-opencl-dev
   python3-torch python3-torchvision python3-onnx python3-yaml openssl libonnx-testdata python3-grpc-tools curl
+  python3-sklearn
 )
 
 clang_pkgs=(clang-14 libclang-rt-14-dev)

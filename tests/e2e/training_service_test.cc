@@ -3,21 +3,26 @@
 // bit for bit, data parallelism over two devices, trainers private to their
 // tenant, and every malformed request refused by name with the server still
 // serving.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "client/graph_builder.h"
+#include "client/npy.h"
 #include "gtest/gtest.h"
 #include "npu/v1/training.grpc.pb.h"
 #include "tests/e2e/e2e_support.h"
 #include "tests/e2e/server_process.h"
+#include "tests/generated_dir.h"
 
 namespace npu::testing {
 namespace {
@@ -350,6 +355,86 @@ TEST(TrainingServiceTest, TrainersArePrivateToTheirTenant) {
   EXPECT_TRUE(bob.Create(MlpTrainer(), &third).ok());
   ASSERT_TRUE(alice.Delete(second.trainer_id()).ok());
   EXPECT_TRUE(alice.Create(MlpTrainer(), &second).ok());
+}
+
+// The acceptance model of issue 15: scikit-learn's digits, an MLP exported
+// from torch as ONNX, trained through the service with apex O2 and a dynamic
+// loss scale; the exported ONNX model, registered and run, classifies the
+// held-out images as Evaluate counted.
+TEST(TrainingServiceTest, AnOnnxMlpLearnsTheDigitsUnderO2AndExportsAsOnnx) {
+  namespace fs = std::filesystem;
+  const fs::path dir = GeneratedDir(fs::path(NPU_SOURCE_DIR) / "tests/train/make_digits_case.py",
+                                    fs::path(NPU_BINARY_DIR) / "digits_case");
+  ASSERT_FALSE(dir.empty());
+  auto x = client::ReadNpy((dir / "x.npy").string());
+  auto y = client::ReadNpy((dir / "y.npy").string());
+  ASSERT_TRUE(x.ok() && y.ok());
+  std::ifstream f(dir / "mlp.onnx", std::ios::binary);
+  const std::string onnx((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const int64_t rows = x->shape(0), train_rows = rows * 8 / 10, batch = 64;
+  auto slice = [](const v1::Tensor& t, int64_t begin, int64_t end) {
+    v1::Tensor s = t;
+    const size_t row = t.data().size() / static_cast<size_t>(t.shape(0));
+    s.set_shape(0, end - begin);
+    s.set_data(t.data().substr(static_cast<size_t>(begin) * row, static_cast<size_t>(end - begin) * row));
+    return s;
+  };
+  ServerProcess server;
+  Client c(server.port());
+  v1::CreateTrainerRequest req;
+  req.set_onnx_model(onnx);
+  req.set_loss(v1::CROSS_ENTROPY);
+  req.mutable_optimizer()->set_kind(v1::OptimizerConfig::ADAM);
+  req.mutable_optimizer()->set_lr(0.01);
+  req.mutable_amp()->set_opt_level(v1::AmpConfig::O2);
+  req.mutable_amp()->mutable_dynamic();
+  v1::CreateTrainerResponse created;
+  ASSERT_TRUE(c.Create(req, &created).ok());
+  EXPECT_EQ(created.parameters_size(), 4);
+  for (int epoch = 0; epoch < 5; ++epoch) {
+    for (int64_t b = 0; b < train_rows; b += batch) {
+      const int64_t e = std::min(train_rows, b + batch);
+      v1::StepResponse step;
+      ASSERT_TRUE(c.Step(created.trainer_id(), {slice(*x, b, e), slice(*y, b, e)}, &step).ok());
+    }
+  }
+  const Batch val{slice(*x, train_rows, rows), slice(*y, train_rows, rows)};
+  v1::EvaluateResponse eval;
+  ASSERT_TRUE(c.Evaluate(created.trainer_id(), val, &eval).ok());
+  EXPECT_GE(eval.accuracy(), 0.95) << eval.correct() << " of " << eval.count();
+  std::printf("[ digits ] 5 epochs, O2, dynamic scale: validation accuracy %.4f (%lld of %lld), loss %.4f\n",
+              eval.accuracy(), static_cast<long long>(eval.correct()), static_cast<long long>(eval.count()),
+              eval.loss());
+
+  v1::ExportResponse exported;
+  ASSERT_TRUE(c.Export(created.trainer_id(), &exported, v1::ExportRequest::ONNX).ok());
+  ASSERT_FALSE(exported.onnx_model().empty());
+  auto runtime = v1::RuntimeService::NewStub(TestChannel("127.0.0.1:" + std::to_string(server.port())));
+  v1::RegisterGraphRequest reg;
+  reg.set_onnx_model(exported.onnx_model());
+  v1::RegisterGraphResponse registered;
+  ASSERT_TRUE(runtime->RegisterGraph(Ctx().get(), reg, &registered).ok());
+  v1::RunRequest run;
+  run.set_graph_id(registered.graph_id());
+  v1::RunInput* in = run.add_inputs();
+  in->set_name("x");
+  *in->mutable_tensor() = val.x;
+  v1::RunResponse ran;
+  ASSERT_TRUE(runtime->Run(Ctx().get(), run, &ran).ok());
+  const std::vector<float> logits = Floats(ran.outputs(0).tensor());
+  std::vector<int64_t> labels(static_cast<size_t>(val.labels.shape(0)));
+  std::memcpy(labels.data(), val.labels.data().data(), labels.size() * 8);
+  int64_t correct = 0;
+  for (size_t i = 0; i < labels.size(); ++i) {
+    const float* row = logits.data() + i * 10;
+    correct += std::max_element(row, row + 10) - row == labels[i];
+  }
+  // The export holds the fp32 masters, the trainer evaluates its fp16 model:
+  // a few rows near a tie may fall either way.
+  EXPECT_NEAR(static_cast<double>(correct), static_cast<double>(eval.correct()), 3.0);
+  EXPECT_GE(static_cast<double>(correct) / static_cast<double>(labels.size()), 0.95);
+  std::printf("[ digits ] the exported ONNX model, registered and run: %lld of %zu correct\n",
+              static_cast<long long>(correct), labels.size());
 }
 
 struct BadCase {
