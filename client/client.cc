@@ -33,6 +33,7 @@ Client::Client(std::string target, ClientOptions options, std::shared_ptr<grpc::
       devices_(npu::v1::DeviceService::NewStub(channel_)),
       memory_(npu::v1::MemoryService::NewStub(channel_)),
       runtime_(npu::v1::RuntimeService::NewStub(channel_)),
+      training_(npu::v1::TrainingService::NewStub(channel_)),
       health_(grpc::health::v1::Health::NewStub(channel_)) {}
 
 size_t Client::ChunkBytes() const {

@@ -17,6 +17,7 @@
 #include "npu/v1/device.grpc.pb.h"
 #include "npu/v1/memory.grpc.pb.h"
 #include "npu/v1/runtime.grpc.pb.h"
+#include "npu/v1/training.grpc.pb.h"
 
 namespace grpc {
 class Channel;
@@ -70,6 +71,7 @@ class Client {
   absl::StatusOr<npu::v1::RunResponse> Run(const npu::v1::RunRequest& request);
 
  private:
+  friend class Trainer;  // client/trainer.h: TrainingService calls, with this client's deadline and token
   Client(std::string target, ClientOptions options, std::shared_ptr<grpc::Channel> channel);
 
   // Headroom below the send limit for a message's fields besides the payload.
@@ -87,6 +89,7 @@ class Client {
   std::unique_ptr<npu::v1::DeviceService::Stub> devices_;
   std::unique_ptr<npu::v1::MemoryService::Stub> memory_;
   std::unique_ptr<npu::v1::RuntimeService::Stub> runtime_;
+  std::unique_ptr<npu::v1::TrainingService::Stub> training_;
   std::unique_ptr<grpc::health::v1::Health::Stub> health_;
 };
 

@@ -21,6 +21,7 @@
 #include "client/cli/migrate_command.h"
 #include "client/cli/run_command.h"
 #include "client/cli/stats_command.h"
+#include "client/cli/train_command.h"
 #include "client/client.h"
 #include "version/version.h"
 
@@ -187,6 +188,40 @@ int main(int argc, char** argv) {
   load->add_option("--device", load_args.device, "npu:N")->capture_default_str();
   load->add_option("--seed", load_args.seed, "seed of the random inputs")->capture_default_str();
 
+  cli::TrainCommandArgs train_args;
+  CLI::App* train = app.add_subcommand("train", "train a model on the server's NPUs (apex amp, DDP): a line per epoch");
+  train->add_option("model", train_args.model_path, "the forward model: ONNX (torch.onnx.export) or npu.v1.Graph JSON")
+      ->type_name("MODEL.onnx|GRAPH.json")
+      ->required();
+  train->add_option("--data", train_args.data_path, "NumPy archive (np.savez) of the examples and labels")
+      ->type_name("DATA.npz")
+      ->required();
+  train->add_option("--x-key", train_args.x_key, "the archive's examples, [N, ...] float32")->capture_default_str();
+  train->add_option("--y-key", train_args.y_key, "the archive's labels: int64 classes, or float32 targets for mse")
+      ->capture_default_str();
+  train->add_option("--loss", train_args.loss, "cross_entropy or mse")->capture_default_str();
+  train->add_option("--optimizer", train_args.optimizer, "sgd, momentum, adam or adamw")->capture_default_str();
+  train->add_option("--lr", train_args.lr, "learning rate")->capture_default_str();
+  train->add_option("--momentum", train_args.momentum, "for --optimizer momentum")->capture_default_str();
+  train->add_option("--weight-decay", train_args.weight_decay, "L2 (sgd, adam) or decoupled (adamw)")
+      ->capture_default_str();
+  train->add_option("--batch-size", train_args.batch_size, "global batch, split over --devices")->capture_default_str();
+  train->add_option("--epochs", train_args.epochs, "passes over the training rows")->capture_default_str();
+  train->add_option("--val-split", train_args.val_split, "the last fraction of the rows, held out for validation")
+      ->capture_default_str();
+  train->add_option("--amp", train_args.amp, "apex opt level: O0 (fp32), O1, O2 (fp16 model, fp32 masters)")
+      ->capture_default_str();
+  train->add_option("--loss-scale", train_args.loss_scale,
+                    "S (static), dynamic or dynamic:INIT (default: dynamic for O1/O2, 1 for O0)");
+  train->add_option("--devices", train_args.devices, "data-parallel devices, e.g. npu:0,npu:1 (cuda:N accepted)")
+      ->capture_default_str();
+  train->add_option("--seed", train_args.seed, "the rows' order each epoch, dropout")->capture_default_str();
+  train->add_option("--metrics-csv", train_args.metrics_csv, "a row per epoch")->type_name("FILE.csv");
+  train->add_option("--save-onnx", train_args.save_onnx, "the trained model (an ONNX model given)")
+      ->type_name("OUT.onnx");
+  train->add_option("--checkpoint", train_args.checkpoint, "write a checkpoint at the end")->type_name("FILE");
+  train->add_option("--resume", train_args.resume, "start from a checkpoint")->type_name("FILE");
+
   // Listed in --help; run by RunMigrate before parsing, since its options are the tool's.
   app.add_subcommand("migrate",
                      "report what a PyTorch GPU training script changes on an NPU, write a converted copy, "
@@ -239,6 +274,8 @@ int main(int argc, char** argv) {
     status = cli::RunHandlesCommand(**client, std::cout);
   } else if (*run) {
     status = cli::RunRunCommand(**client, run_args, std::cout, std::cerr);
+  } else if (*train) {
+    status = cli::RunTrainCommand(**client, train_args, std::cout, std::cerr);
   } else if (*load) {
     absl::StatusOr<std::vector<int>> levels = load_concurrency_range.empty()
                                                   ? cli::ParseConcurrencyList(load_concurrency)

@@ -8,7 +8,7 @@ set -euo pipefail
 build_pkgs=(
   g++ cmake ninja-build ccache pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
-  libabsl-dev libcli11-dev libcpp-httplib-dev nlohmann-json3-dev libonnx-dev libssl-dev
+  libabsl-dev libcli11-dev libcpp-httplib-dev nlohmann-json3-dev libonnx-dev libssl-dev zlib1g-dev
   python3-grpcio python3-protobuf python3-numpy python3-matplotlib
 )
 test_pkgs=(
