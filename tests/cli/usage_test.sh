@@ -39,7 +39,7 @@ expect 0 "$version" "$server" --version
 refuse "Debug build \(NDEBUG" "$server" --version
 
 expect 2 "Subcommands:" "$npu"  # no arguments: the help, exit 2
-expect 2 '^npu: error: unknown command "bogus" \(commands: devices, health, stats, run, upload, download, free, handles, load, migrate\)' "$npu" bogus
+expect 2 '^npu: error: unknown command "bogus" \(commands: devices, health, stats, run, upload, download, free, handles, load, train, migrate\)' "$npu" bogus
 expect 2 "^npu: error: graph is required" "$npu" run
 expect 2 "^npu: error: --tls-cert with --tls-key|needs its key" "$npu" --tls-cert x.pem devices
 for args in "" "bogus" "run" "--timeout x devices" "load --concurrency 0 g.json"; do
@@ -47,6 +47,8 @@ for args in "" "bogus" "run" "--timeout x devices" "load --concurrency 0 g.json"
   refuse "INVALID_ARGUMENT|NOT_FOUND" "$npu" $args
 done
 expect 0 "MODEL\.onnx" "$npu" run --help
+expect 0 "--loss-scale" "$npu" train --help
+expect 2 "^npu: error: --data is required" "$npu" train m.onnx
 expect 0 "^usage: npu migrate .*SCRIPT\.py" "$npu" migrate --help  # the Python tool's own help
 expect 2 "required: SCRIPT\.py" "$npu" migrate
 expect 0 "--tls-cert" "$npu" --help
