@@ -377,6 +377,79 @@ class PlainServer(unittest.TestCase):
         self.assertEqual(np.count_nonzero(want[:, 1:3]), 0)
         np.testing.assert_array_equal(reg(x)["y0"], want)
 
+    def test_trainer_one_sgd_step_is_float64s(self):
+        import onnx
+        import onnx.numpy_helper
+        import torch
+        net = torch.nn.Linear(4, 2)
+        w, b = small_ints((2, 4), np.float32), np.array([1.0, -2.0], np.float32)
+        with torch.no_grad():
+            net.weight.copy_(torch.from_numpy(w))
+            net.bias.copy_(torch.from_numpy(b))
+        x, y = small_ints((4, 4), np.float32)[::-1].copy(), small_ints((4, 2), np.float32)
+        lr = 2 ** -6
+        with self.npu.trainer(net, example_inputs=torch.zeros(4, 4), loss="mse", optimizer="sgd", lr=lr) as t:
+            self.assertEqual(sorted(t.parameters), ["bias", "weight"])
+            s = t.step(x, y)
+            trained = {i.name: onnx.numpy_helper.to_array(i) for i in onnx.load_from_string(t.export()).graph.initializer}
+        # MSE over all 8 elements and its gradient, in float64: small integers
+        # and powers of two, so every value is exact in fp16 and fp32 too.
+        xd, wd, bd, yd = (a.astype(np.float64) for a in (x, w, b, y))
+        err = xd @ wd.T + bd - yd
+        grad = 2 * err / err.size
+        self.assertEqual(s.step, 1)
+        self.assertEqual(s.loss, np.mean(err ** 2))
+        self.assertFalse(s.skipped)
+        np.testing.assert_array_equal(trained["weight"], wd - lr * grad.T @ xd)
+        np.testing.assert_array_equal(trained["bias"], bd - lr * grad.sum(0))
+
+    def test_trainer_learns_resumes_bit_for_bit_and_exports(self):
+        import torch
+        torch.manual_seed(0)
+        rng = np.random.default_rng(5)
+        x = rng.standard_normal((64, 8)).astype(np.float32)
+        labels = (x[:, 0] + x[:, 1] > 0).astype(np.int64)
+        net = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 2))
+        t = self.npu.trainer(net, example_inputs=torch.zeros(2, 8), loss="cross_entropy", optimizer="adam",
+                             lr=0.05, amp="O2", loss_scale="dynamic:1024", seed=3, input_names=["x"],
+                             output_names=["y"], dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
+        try:
+            self.assertEqual(t.loss_scale, 1024)
+            first = t.step(x, labels, profile=True)
+            self.assertEqual(len(first.profiles), 1)
+            self.assertTrue(first.profiles[0].nodes)
+            for _ in range(30):
+                t.step(x, labels)
+            result = t.evaluate(x, labels, return_predictions=True)
+            self.assertGreaterEqual(result.accuracy, 0.9)
+            self.assertEqual(result.count, 64)
+            self.assertEqual(result.predictions.shape, (64, 2))
+            ckpt = t.save_checkpoint()
+            after = [t.step(x, labels).loss for _ in range(3)]
+            exported = t.export()
+            self.assertEqual(t.restore_checkpoint(ckpt.SerializeToString()), ckpt.step)
+            self.assertEqual([t.step(x, labels).loss for _ in range(3)], after)
+            self.assertEqual(t.export(), exported)
+            logits = self.npu.register(exported)(x)["y"]  # the trained model runs as any ONNX model
+            self.assertGreaterEqual(np.mean(logits.argmax(1) == labels), 0.9)
+            with self.assertRaisesRegex(ValueError, "x: expects float32, got float64"):
+                t.step(x.astype(np.float64), labels)
+            with self.assertRaises(npuserve.NpuError) as e:
+                t.step(x, labels[:10])
+            self.assertEqual(e.exception.code.name, "INVALID_ARGUMENT")
+        finally:
+            t.close()
+        with self.assertRaises(npuserve.NpuError) as e:
+            t.step(x, labels)
+        self.assertEqual(e.exception.code.name, "NOT_FOUND")
+        for bad, message in (({"loss": "hinge"}, "loss 'hinge' is not one of"),
+                             ({"optimizer": "lamb"}, "optimizer 'lamb' is not one of"),
+                             ({"amp": "O3"}, "amp 'O3' is not one of"),
+                             ({"loss_scale": "dynamic:big"}, "dynamic:INIT takes a number")):
+            with self.assertRaisesRegex(ValueError, message):
+                self.npu.trainer(net, example_inputs=torch.zeros(2, 8), **{"loss": "cross_entropy",
+                                                                          "optimizer": "sgd", "lr": 0.1, **bad})
+
     def test_bad_models_are_refused_by_name(self):
         import onnx
         import torch
@@ -442,6 +515,17 @@ class SmallMessages(unittest.TestCase):
             reg(x=x, keep=["no_such_output"])
         self.assertEqual(self.npu.handles(), before)
         reg.unregister()
+
+    def test_a_training_batch_above_the_limit_is_uploaded_and_freed(self):
+        import torch
+        x = small_ints((128, 1024), np.float32)  # 512 KiB
+        labels = np.arange(128, dtype=np.int64) % 2
+        with self.npu.trainer(torch.nn.Linear(1024, 2), example_inputs=torch.zeros(2, 1024), loss="cross_entropy",
+                              optimizer="sgd", lr=0.1) as t:
+            before = self.npu.handles()
+            self.assertEqual(t.step(x, labels).step, 1)
+            self.assertEqual(t.evaluate(x, labels).count, 128)
+            self.assertEqual(self.npu.handles(), before)
 
 
 def matmul_add_onnx(m=3, k=4, n=5):

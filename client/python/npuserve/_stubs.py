@@ -34,6 +34,8 @@ memory_pb2 = _load("memory_pb2")
 memory_pb2_grpc = _load("memory_pb2_grpc")
 runtime_pb2 = _load("runtime_pb2")
 runtime_pb2_grpc = _load("runtime_pb2_grpc")
+training_pb2 = _load("training_pb2")
+training_pb2_grpc = _load("training_pb2_grpc")
 
 # grpc.health.v1 by file: its package path would shadow grpcio's `grpc`.
 _spec = importlib.util.spec_from_file_location(

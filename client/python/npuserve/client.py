@@ -17,14 +17,16 @@ SHA-256 and not sent again.
 Every failed call raises npuserve.NpuError (code + the server's message). A
 Client may be used from several threads at once.
 """
+import contextlib
 import dataclasses
 from typing import Dict, List, Optional
 
 import grpc
 
 from npuserve import graphs, profile as profiles, tensors
+from npuserve import training
 from npuserve._stubs import (device_pb2, device_pb2_grpc, health_pb2, memory_pb2, memory_pb2_grpc, runtime_pb2,
-                             runtime_pb2_grpc, tensor_pb2)
+                             runtime_pb2_grpc, tensor_pb2, training_pb2_grpc)
 from npuserve.channel import MAX_SEND_BYTES, make_channel, tls_settings
 from npuserve.errors import NpuError, from_rpc_error
 
@@ -128,6 +130,7 @@ class Client:
         self._devices = device_pb2_grpc.DeviceServiceStub(self._channel)
         self._memory = memory_pb2_grpc.MemoryServiceStub(self._channel)
         self._runtime = runtime_pb2_grpc.RuntimeServiceStub(self._channel)
+        self._training = training_pb2_grpc.TrainingServiceStub(self._channel)
         self._health = self._channel.unary_unary(
             "/grpc.health.v1.Health/Check", request_serializer=health_pb2.HealthCheckRequest.SerializeToString,
             response_deserializer=health_pb2.HealthCheckResponse.FromString)
@@ -292,25 +295,64 @@ class Client:
         request.options.debug = debug
         request.options.keep_on_device.extend(keep)
         request.options.keep_all_on_device = keep_all
+        with self._freed_after() as uploaded:
+            self._upload_until_it_fits(request, request.inputs, uploaded, request.options.device)
+            return RunResult(self._call(self._runtime.Run, request, timeout))
+
+    def trainer(self, model, *, loss, optimizer, lr, example_inputs=None, **options) -> training.Trainer:
+        """A trainer on the server for `model` (anything register() takes; its
+        float initializers are the parameters). loss: "cross_entropy" (INT64
+        labels) or "mse"; optimizer: "sgd", "momentum", "adam", "adamw" with lr,
+        momentum, nesterov, weight_decay, betas, eps as torch.optim names them;
+        amp: "O0", "O1", "O2" and loss_scale (a number, "dynamic",
+        "dynamic:INIT"); devices (one process per device in DDP terms: the batch
+        is split over them), backend ("hccl"), seed, trainable (parameter names).
+        See npuserve.training."""
+        request = training.create_request(model, example_inputs=example_inputs, loss=loss, optimizer=optimizer,
+                                          lr=lr, **options)
+        return training.Trainer(self, self._training_call("CreateTrainer", request), loss)
+
+    def _training_call(self, method, request):
+        return self._call(getattr(self._training, method), request)
+
+    def _call_with_batch(self, method, request, batch):
+        """Fills request's BatchTensor fields from `batch` (name -> (value,
+        DataType)): inline, Handle, or uploaded first (and freed after) when the
+        request would not fit one message."""
+        for name, (value, dtype) in batch.items():
+            field = getattr(request, name)
+            if isinstance(value, Handle):
+                field.handle = value.id
+                continue
+            try:
+                field.tensor.CopyFrom(tensors.to_tensor(value, dtype))
+            except ValueError as e:
+                raise ValueError(f"{name}: {e}") from None
+        with self._freed_after() as uploaded:
+            self._upload_until_it_fits(request, [getattr(request, name) for name in batch], uploaded)
+            return self._training_call(method, request)
+
+    @contextlib.contextmanager
+    def _freed_after(self):
+        """A list for the handles a call uploads, freed when the call is done."""
         uploaded = []
         try:
-            self._upload_until_it_fits(request, uploaded)
-            return RunResult(self._call(self._runtime.Run, request, timeout))
+            yield uploaded
         finally:
-            for handle in uploaded:  # best effort: the run's result stands
+            for handle in uploaded:  # best effort: the call's result stands
                 try:
                     self.free(handle)
                 except NpuError:
                     pass
 
-    def _upload_until_it_fits(self, request, uploaded):
-        """Feeds the largest inline inputs by handle until the request fits one message."""
-        inline = sorted((e for e in request.inputs if e.HasField("tensor")), key=lambda e: len(e.tensor.data),
-                        reverse=True)
+    def _upload_until_it_fits(self, request, entries, uploaded, device="npu:0"):
+        """Feeds the largest inline tensors of `entries` (messages with a tensor
+        or handle field) by handle until the request fits one message."""
+        inline = sorted((e for e in entries if e.HasField("tensor")), key=lambda e: len(e.tensor.data), reverse=True)
         for entry in inline:
             if request.ByteSize() + MESSAGE_OVERHEAD_BYTES <= self._max_send_bytes:
                 return
-            handle = self.upload(entry.tensor, request.options.device)
+            handle = self.upload(entry.tensor, device)
             uploaded.append(handle.id)
             entry.handle = handle.id
 
