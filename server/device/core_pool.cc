@@ -4,20 +4,10 @@
 #include <iterator>
 
 #include "server/device/cost_model.h"
+#include "server/device/l2_traffic.h"
 #include "server/device/op_fluid.h"
 
 namespace npu::device {
-namespace {
-
-// One L2 key per (op, shared read, slice); a multiplicative mix keeps them apart.
-uint64_t SliceKey(uint64_t op_serial, uint64_t key, uint64_t slice) {
-  uint64_t h = op_serial * 0x9E3779B97F4A7C15ull;
-  h ^= key + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
-  h ^= slice + 0x94D049BB133111EBull + (h << 6) + (h >> 2);
-  return h;
-}
-
-}  // namespace
 
 CorePool::CorePool(const DevicePreset& preset)
     : preset_(preset),
@@ -68,37 +58,6 @@ uint64_t CorePool::horizon() const {
   return h;
 }
 
-std::vector<uint64_t> CorePool::L2HitsOfWave(const std::vector<TileWork>& tiles, size_t begin, size_t end,
-                                             uint64_t op_serial, std::vector<uint64_t>& hbm) {
-  std::vector<uint64_t> hits(end - begin, 0);
-  hbm.assign(end - begin, 0);
-  uint64_t max_steps = 0;
-  for (size_t i = begin; i < end; ++i) {
-    const TileWork& w = tiles[i];
-    uint64_t shared = 0;
-    for (const SharedRead& r : w.shared_reads) shared += r.bytes;
-    // Streamed reads and all writes go to HBM.
-    hbm[i - begin] = (w.mte2_bytes - std::min(w.mte2_bytes, shared)) + w.mte3_bytes + w.fixpipe_bytes;
-    if (!w.shared_reads.empty()) max_steps = std::max(max_steps, std::max<uint64_t>(1, w.pipeline_steps));
-  }
-  for (uint64_t s = 0; s < max_steps; ++s) {
-    for (size_t i = begin; i < end; ++i) {
-      const TileWork& w = tiles[i];
-      const uint64_t steps = std::max<uint64_t>(1, w.pipeline_steps);
-      if (s >= steps) continue;
-      for (const SharedRead& r : w.shared_reads) {
-        const uint64_t slice = r.bytes / steps + (s + 1 == steps ? r.bytes % steps : 0);
-        if (l2_.Access(SliceKey(op_serial, r.key, s), slice)) {
-          hits[i - begin] += slice;
-        } else {
-          hbm[i - begin] += slice;
-        }
-      }
-    }
-  }
-  return hits;
-}
-
 ScheduledOp CorePool::Schedule(const OpWork& work, uint64_t ready) {
   ScheduledOp op;
   op.ready = op.dispatch = op.start = op.end = op.complete = ready;
@@ -127,20 +86,22 @@ ScheduledOp CorePool::Schedule(const OpWork& work, uint64_t ready) {
   memory_.ForgetBefore(static_cast<double>(std::max(earliest_free, issue_floor_)));
 
   // The L2 sees the tiles of one wave (block_dim tiles that start together)
-  // read their shared panels in lock step.
+  // stream in lock step (l2_traffic.h).
   std::vector<FluidTile> fluid(work.tiles.size());
   std::vector<TileCost> costs(work.tiles.size());
   std::vector<uint64_t> hbm_of_tile(work.tiles.size());
+  const OpL2Traffic traffic(work, serial);
   for (size_t begin = 0; begin < work.tiles.size(); begin += active) {
     const size_t end = std::min(work.tiles.size(), begin + active);
-    std::vector<uint64_t> hbm;
-    const std::vector<uint64_t> hits = L2HitsOfWave(work.tiles, begin, end, serial, hbm);
+    const std::vector<TileL2Traffic> wave = traffic.Wave(begin, end, l2_);
     for (size_t i = begin; i < end; ++i) {
-      costs[i] = CostTile(work.tiles[i], preset_, hits[i - begin]);
-      fluid[i] = FluidTile{std::max<uint64_t>(1, costs[i].duration), static_cast<double>(hbm[i - begin]),
-                           static_cast<double>(hits[i - begin])};
-      hbm_of_tile[i] = hbm[i - begin];
-      op.l2_hit_bytes += hits[i - begin];
+      const TileL2Traffic& t = wave[i - begin];
+      costs[i] = CostTile(work.tiles[i], preset_, t.hit_bytes);
+      fluid[i] = FluidTile{std::max<uint64_t>(1, costs[i].duration), static_cast<double>(t.hbm_bytes),
+                           static_cast<double>(t.hit_bytes + t.l2_write_bytes)};
+      hbm_of_tile[i] = t.hbm_bytes;
+      op.l2_hit_bytes += t.hit_bytes;
+      op.l2_write_bytes += t.l2_write_bytes;
     }
   }
   const CoreMemoryRates rates{preset_.gm_bytes_per_cycle, preset_.l2_bytes_per_cycle};

@@ -1,7 +1,8 @@
 // The simulated cores of one chip and their timeline: a list scheduler places
 // each tile of an op on the earliest-free core that can run its task type, no
 // earlier than the op is ready (its producers' end), so independent ops
-// overlap. The chip's L2 (l2_cache.h) and its HBM and L2 bandwidth
+// overlap. The chip's L2 (l2_cache.h: every GM access goes through it, and it
+// keeps its contents across ops and runs, l2_traffic.h) and its HBM and L2 bandwidth
 // (memory_timeline.h, shared fairly among running tiles by op_fluid.h) are
 // shared by all cores. Runs execute one at a time on the host, but in modeled
 // time a run that arrived while another was executing starts where that one
@@ -41,8 +42,10 @@ struct ScheduledOp {
   uint64_t complete = 0;        // end + the task's finish cost
   int block_dim = 0;
   UnitCycles busy;              // summed over tiles
-  uint64_t hbm_bytes = 0;       // GM traffic that reached HBM (L2 misses, streams, writes)
-  uint64_t l2_hit_bytes = 0;    // shared reads the L2 served
+  uint64_t hbm_bytes = 0;       // GM traffic that reached HBM: read misses, write-backs the op's accesses
+                                // evicted, traffic without an address
+  uint64_t l2_hit_bytes = 0;    // GM reads the L2 served
+  uint64_t l2_write_bytes = 0;  // GM writes allocated in the L2 (write-allocate)
   std::vector<TilePlacement> tiles;
 };
 
@@ -70,6 +73,10 @@ class CorePool {
   ModeledClock& clock() { return clock_; }
   // A run starts: its tasks form one stream, issued in order, from its first.
   void BeginRun() { stream_next_issue_ = 0; }
+  // An address space no earlier access used (a run's inputs and results).
+  uint64_t NextFreshSpace() { return FreshSpace(++fresh_spaces_); }
+  // The chip's L2, kept across ops and runs (l2_cache.h).
+  const L2Cache& l2() const { return l2_; }
   // Issue slots and bandwidth steps kept: those work still to come could meet.
   size_t issue_slots() const { return slots_.size(); }
   size_t memory_steps() const { return memory_.steps(); }
@@ -78,18 +85,12 @@ class CorePool {
   // Indices of the cores that run a task type.
   const std::vector<int>& CoresFor(TaskType t) const;
 
-  // HBM bytes of each tile of one wave (tiles that run together): their
-  // shared reads go through the L2 in lock step, slice by slice, as cores
-  // that start together stream their panels together.
-  // Returns each tile's L2 hit bytes; `hbm` receives its HBM bytes.
-  std::vector<uint64_t> L2HitsOfWave(const std::vector<TileWork>& tiles, size_t begin, size_t end, uint64_t op_serial,
-                                     std::vector<uint64_t>& hbm);
-
   DevicePreset preset_;
   std::vector<CoreInfo> cores_;
   L2Cache l2_;
   MemoryTimeline memory_;
-  uint64_t op_serial_ = 0;  // scopes L2 keys to one op
+  uint64_t op_serial_ = 0;  // names an op's private panel space (ops without addresses)
+  uint64_t fresh_spaces_ = 0;
   // The Task Scheduler issues one task per issue slot of task_gap cycles.
   // A run's tasks are one stream, issued in order; a task of a run that
   // arrived while another was executing takes the first free slot at or after

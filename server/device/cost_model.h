@@ -28,7 +28,7 @@
 namespace npu::device {
 
 // Bumped whenever a formula or constant changes; reported in every profile.
-inline constexpr const char* kCostModelVersion = "davinci-cost-model/3";
+inline constexpr const char* kCostModelVersion = "davinci-cost-model/4";
 
 // Issue overhead of one Vector instruction, cycles (decode + operand setup).
 // Not published; an assumption small next to a full 255-repeat instruction.

@@ -5,15 +5,19 @@
 #include <cstdint>
 #include <vector>
 
+#include "server/device/address_range.h"
+
 namespace npu::device {
 
 // GM data a tile reads that other tiles of the same op read too (a GEMM's A
 // row panel, B column panel): the chip's L2 can serve the repeats (l2_cache.h).
 // `key` names the data within the op; its bytes are part of mte2_bytes and are
-// read in pipeline_steps equal slices, one per step.
+// read in pipeline_steps equal slices, one per step. `operand` is the op input
+// (OpWork::reads) the panel is part of; -1 when none is known.
 struct SharedRead {
   uint64_t key = 0;
   uint64_t bytes = 0;
+  int operand = -1;
 };
 
 struct TileWork {
@@ -61,6 +65,11 @@ struct OpWork {
     uint64_t bytes = 0;
     uint64_t overflow_elements = 0;
   } comm;
+  // Device addresses of the op's input tensors (in the node's input order; an
+  // omitted input has none) and of its outputs, for the L2 model
+  // (l2_traffic.h). The executor fills them from the plan's storage; work
+  // without them streams and writes straight to HBM.
+  std::vector<AddressRange> reads, writes;
 };
 
 }  // namespace npu::device

@@ -187,8 +187,8 @@ void AppendCubeTiles(const std::vector<kernels::CubeTileCounts>& counts, int64_t
       device::DrainCubeTile(acc, split == 1 ? c.fixpipe_bytes : acc, preset, w);
       // mte2_bytes = (mt + nt) * kd * 2: the A row panel and the B column panel.
       const uint64_t per_row = w.mte2_bytes / static_cast<uint64_t>(mt + nt);
-      w.shared_reads = {{key(1, a_panel_key, c.m0, s), per_row * static_cast<uint64_t>(mt)},
-                        {key(2, b_panel_key, c.n0, s), per_row * static_cast<uint64_t>(nt)}};
+      w.shared_reads = {{key(1, a_panel_key, c.m0, s), per_row * static_cast<uint64_t>(mt), 0},
+                        {key(2, b_panel_key, c.n0, s), per_row * static_cast<uint64_t>(nt), 1}};
       work.tiles.push_back(std::move(w));
     }
   }

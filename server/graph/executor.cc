@@ -8,6 +8,7 @@
 #include "server/device/cost_model.h"
 #include "server/graph/guarded_call.h"
 #include "server/graph/node_error.h"
+#include "server/graph/value_addresses.h"
 
 namespace npu::graph {
 namespace {
@@ -126,6 +127,8 @@ absl::StatusOr<ExecResult> ExecutePlan(const Plan& plan, std::vector<HostTensor>
   }
 
   ExecResult result;
+  // Device addresses of the values, for the L2 model (views filled as they are made).
+  std::vector<device::AddressRange> addresses = ValueAddresses(plan, session.pool.NextFreshSpace());
   std::vector<device::UnitCycles> per_core(session.pool.cores().size());
   uint64_t first_start = UINT64_MAX, last_end = session.arrival_cycle;
 
@@ -156,6 +159,19 @@ absl::StatusOr<ExecResult> ExecutePlan(const Plan& plan, std::vector<HostTensor>
     }
     const double host_us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
 
+    for (int v : pn.inputs) ctx.work.reads.push_back(v < 0 ? device::AddressRange{} : addresses[v]);
+    for (size_t j = 0; j < pn.outputs.size(); ++j) {
+      const int v = pn.outputs[j], alias = pn.op->output_aliases_input;
+      if (plan.values[v].storage == ValueStorage::kView) {
+        // A view is its input's bytes: nothing written.
+        if (j == 0 && alias >= 0 && alias < static_cast<int>(pn.inputs.size()) && pn.inputs[alias] >= 0) {
+          addresses[v] = addresses[pn.inputs[alias]];
+          addresses[v].bytes = std::min(addresses[v].bytes, plan.values[v].type.bytes());
+        }
+        continue;
+      }
+      ctx.work.writes.push_back(addresses[v]);
+    }
     const device::ScheduledOp op = session.pool.Schedule(ctx.work, ready);
     for (const auto& t : ctx.work.tiles) result.overflow_elements += t.overflow_elements;
     result.overflow_elements += ctx.work.comm.overflow_elements;

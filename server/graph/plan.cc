@@ -1,5 +1,6 @@
 #include "server/graph/plan.h"
 
+#include <atomic>
 #include <deque>
 #include <unordered_map>
 #include <unordered_set>
@@ -41,6 +42,8 @@ class PlanBuilder {
     Compact();
     ComputeLastUses();
     AssignStorage(*plan_);
+    static std::atomic<uint64_t> next_id{0};
+    plan_->id = ++next_id;
     for (const PlanValue& v : plan_->values) plan_->value_bytes += v.type.bytes();
     return std::shared_ptr<const Plan>(std::move(plan_));
   }

@@ -57,6 +57,7 @@ struct Plan {
   uint64_t value_bytes = 0;                // every value's bytes summed: what a run touches
   bool fused = false;                      // some node absorbs others: intermediates of the graph are gone
   bool fusion_ran = false;                 // built with PlanOptions::fuse
+  uint64_t id = 0;                         // unique in the process: its constants' device address space
 };
 
 struct PlanLimits {

@@ -1,4 +1,4 @@
-// The device model's building blocks: the L2, the
+// The device model's building blocks (the L2: l2_model_test.cc): the
 // presets (known, overridden, from a file) and the CPU list of --cpu-affinity.
 #include <cmath>
 #include <cstdio>
@@ -11,27 +11,12 @@
 #include "server/device/cost_model.h"
 #include "server/device/cpu_affinity.h"
 #include "server/device/device_preset.h"
-#include "server/device/l2_cache.h"
 
 namespace npu::device {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-TEST(L2CacheTest, LeastRecentlyUsedSlicesAreEvicted) {
-  L2Cache l2(300);
-  EXPECT_FALSE(l2.Access(1, 100));
-  EXPECT_FALSE(l2.Access(2, 100));
-  EXPECT_FALSE(l2.Access(3, 100));
-  EXPECT_TRUE(l2.Access(1, 100));   // 1 is now the most recent
-  EXPECT_FALSE(l2.Access(4, 100));  // evicts 2
-  EXPECT_TRUE(l2.Access(1, 100));
-  EXPECT_FALSE(l2.Access(2, 100));
-  EXPECT_LE(l2.used_bytes(), 300u);
-  EXPECT_FALSE(l2.Access(9, 1000));  // larger than the cache: streams through
-  EXPECT_TRUE(l2.Access(1, 100));
-}
 
 TEST(PresetTest, KnownPresetsAreValidAndMatchTheirPublishedPeaks) {
   for (const std::string& name : PresetNames()) {

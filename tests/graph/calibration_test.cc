@@ -21,16 +21,27 @@ using testing::GemmWork;
 using testing::Preset;
 
 // Microseconds from issue to done of one op on an idle device: what a
-// benchmark that times back-to-back calls on one stream sees per call.
-double TaskMicros(const device::OpWork& work, const device::DevicePreset& preset) {
+// benchmark that times back-to-back calls on one stream sees per call. The
+// op's operands have addresses as a run gives them (inputs and the result in
+// the run's fresh space), so its traffic goes through the L2 as in a run.
+double TaskMicros(device::OpWork work, const device::DevicePreset& preset, const std::vector<uint64_t>& read_bytes,
+                  uint64_t write_bytes) {
   device::CorePool pool(preset);
+  const uint64_t space = pool.NextFreshSpace();
+  uint64_t at = 0;
+  for (uint64_t b : read_bytes) {
+    work.reads.push_back({space, at, b});
+    at += b;
+  }
+  work.writes.push_back({space, at, write_bytes});
   const device::ScheduledOp op = pool.Schedule(work, 0);
   return static_cast<double>(op.complete - op.dispatch) / (preset.clock_hz / 1e6);
 }
 
 double MatmulTflops(int64_t s, const char* preset_name) {
   const device::DevicePreset preset = Preset(preset_name);
-  return 2.0 * s * s * s / (TaskMicros(GemmWork(s, s, s, preset), preset) * 1e-6) / 1e12;
+  const uint64_t operand = static_cast<uint64_t>(s * s * 2);  // fp16 A, B and C
+  return 2.0 * s * s * s / (TaskMicros(GemmWork(s, s, s, preset), preset, {operand, operand}, operand) * 1e-6) / 1e12;
 }
 
 // GB/s of a streaming copy of `bytes` (read once, written once).
@@ -38,7 +49,8 @@ double CopyGbps(double bytes, const char* preset_name) {
   const device::DevicePreset preset = Preset(preset_name);
   const int64_t elements = static_cast<int64_t>(bytes / 2);
   const device::OpWork work = ElementwiseOpWork(elements, 2, 2, 2, 2, 1, preset);
-  return 2.0 * bytes / (TaskMicros(work, preset) * 1e-6) / 1e9;
+  const uint64_t b = static_cast<uint64_t>(bytes);
+  return 2.0 * bytes / (TaskMicros(work, preset, {b}, b) * 1e-6) / 1e9;
 }
 
 struct Published {

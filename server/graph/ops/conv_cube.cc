@@ -56,8 +56,9 @@ device::TileWork ConvTileWork(const ConvWorkShape& g, const CubePlan& plan, int6
   auto key = [](uint64_t operand, uint64_t owner, int64_t origin, int64_t s) {
     return (operand << 62) ^ (owner << 24) ^ (static_cast<uint64_t>(s) << 48) ^ static_cast<uint64_t>(origin);
   };
-  w.shared_reads = {{key(1, static_cast<uint64_t>(grp), m0, slice), weights},
-                    {key(2, (static_cast<uint64_t>(img) << 20) ^ static_cast<uint64_t>(grp), n0, slice), input}};
+  // Operands as the L2 sees them: the weights are input 1, the feature map input 0.
+  w.shared_reads = {{key(1, static_cast<uint64_t>(grp), m0, slice), weights, 1},
+                    {key(2, (static_cast<uint64_t>(img) << 20) ^ static_cast<uint64_t>(grp), n0, slice), input, 0}};
   const uint64_t k_steps = static_cast<uint64_t>(CeilDiv(fk * 16, plan.tile.k));
   w.scalar_instructions = 8 * k_steps;
   w.pipeline_steps = std::max<uint64_t>(1, k_steps);
