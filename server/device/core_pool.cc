@@ -61,12 +61,18 @@ uint64_t CorePool::horizon() const {
 ScheduledOp CorePool::Schedule(const OpWork& work, uint64_t ready) {
   ScheduledOp op;
   op.ready = op.dispatch = op.start = op.end = op.complete = ready;
+  // Work off the AI cores (a collective's DMA, the AI CPU) writes its results
+  // to HBM past the L2: what the L2 held of those ranges is stale.
+  const bool off_cores = work.task_type == TaskType::kHccl || work.task_type == TaskType::kAiCpu || work.tiles.empty();
+  if (off_cores) {
+    for (const AddressRange& r : work.writes) l2_.Discard(r);
+  }
   if (work.task_type == TaskType::kHccl) {  // on the links: its group fixed when (collective_group.h)
     op.dispatch = op.start = std::max(ready, work.comm.start);
     op.end = op.complete = std::max(op.start, work.comm.end);
     return op;
   }
-  if (work.task_type == TaskType::kAiCpu || work.tiles.empty()) return op;
+  if (off_cores) return op;
   const auto& eligible = CoresFor(work.task_type);
   const size_t active = std::min(work.tiles.size(), eligible.size());
   op.block_dim = static_cast<int>(active);

@@ -66,6 +66,14 @@ uint64_t L2Cache::EvictToFit() {
   return written_back;
 }
 
+void L2Cache::Discard(const AddressRange& r) {
+  if (!r.known()) return;
+  SplitAt(r.space, r.offset);
+  SplitAt(r.space, r.offset + r.bytes);
+  auto it = regions_.lower_bound({r.space, r.offset});
+  while (it != regions_.end() && it->first.first == r.space && it->first.second < r.offset + r.bytes) Erase(it++);
+}
+
 L2Access L2Cache::Touch(const AddressRange& r, bool write) {
   L2Access a;
   if (!r.known()) return a;

@@ -48,6 +48,8 @@ class L2Cache {
 
   L2Access Read(const AddressRange& r) { return Touch(r, false); }
   L2Access Write(const AddressRange& r) { return Touch(r, true); }
+  // Forgets `r`, dirty bytes too: something past the L2 (a DMA) overwrote it.
+  void Discard(const AddressRange& r);
 
   uint64_t used_bytes() const { return used_; }
   uint64_t dirty_bytes() const { return dirty_; }

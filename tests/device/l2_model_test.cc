@@ -49,6 +49,36 @@ TEST(L2CacheTest, WritesAllocateDirtyAndAreWrittenBackWhenEvicted) {
   EXPECT_EQ(l2.used_bytes(), 256u);
 }
 
+TEST(L2CacheTest, ADiscardedRangeIsFetchedAgain) {
+  L2Cache l2(1000);
+  const uint64_t s = FreshSpace(1);
+  l2.Write({s, 0, 300});
+  l2.Discard({s, 100, 100});  // a DMA past the L2 overwrote the middle
+  EXPECT_EQ(l2.dirty_bytes(), 200u);
+  const L2Access a = l2.Read({s, 0, 300});
+  EXPECT_EQ(a.hit_bytes, 200u);
+  EXPECT_EQ(a.miss_bytes, 100u);
+}
+
+// An AI CPU op's result does not pass the L2: a later read of its range misses.
+TEST(L2ModelTest, WorkOffTheAiCoresLeavesNoStaleData) {
+  const DevicePreset p = Preset("ascend910b");
+  CorePool pool(p);
+  const AddressRange y{kRunArenaSpace, 0, 4096};
+  OpWork writer;
+  TileWork t;
+  t.mte3_bytes = 4096;
+  writer.tiles = {t};
+  writer.writes = {y};
+  pool.Schedule(writer, 0);
+  EXPECT_EQ(pool.l2().ResidentBytes(y), 4096u);
+  OpWork cpu;
+  cpu.task_type = TaskType::kAiCpu;
+  cpu.writes = {y};
+  pool.Schedule(cpu, 0);
+  EXPECT_EQ(pool.l2().ResidentBytes(y), 0u);
+}
+
 TEST(L2CacheTest, ARangeLargerThanTheCacheKeepsItsLastBytes) {
   L2Cache l2(1000);
   const uint64_t s = FreshSpace(1);
