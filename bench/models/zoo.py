@@ -209,11 +209,52 @@ class Fp16Operands:
         self.saved = [(m, n, getattr(m, n)) for m, n in self.PLACES]
         for m, n, f in self.saved:
             setattr(m, n, lambda *a, _f=f, **k: _f(*(_fp16(x) for x in a), **{kk: _fp16(v) for kk, v in k.items()}))
+        # nn.LSTM/nn.GRU run in one fused kernel (torch._VF) that the functions
+        # above never see: their recurrences are written out with linear().
+        self.saved += [(c, "forward", c.forward) for c in (torch.nn.LSTM, torch.nn.GRU)]
+        torch.nn.LSTM.forward = lambda rnn, x: (_rnn_reference(rnn, x, _lstm_cell), None)
+        torch.nn.GRU.forward = lambda rnn, x: (_rnn_reference(rnn, x, _gru_cell), None)
         return self
 
     def __exit__(self, *exc):
         for m, n, f in self.saved:
             setattr(m, n, f)
+
+
+def _lstm_cell(x, state, w_ih, w_hh, b_ih, b_hh):
+    h, c = state if state is not None else (torch.zeros(x.shape[0], w_hh.shape[1]),) * 2
+    i, f, g, o = (torch.nn.functional.linear(x, w_ih, b_ih) + torch.nn.functional.linear(h, w_hh, b_hh)).chunk(4, 1)
+    c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+    h = torch.sigmoid(o) * torch.tanh(c)
+    return h, (h, c)
+
+
+def _gru_cell(x, h, w_ih, w_hh, b_ih, b_hh):
+    h = h if h is not None else torch.zeros(x.shape[0], w_hh.shape[1])
+    xr, xz, xn = torch.nn.functional.linear(x, w_ih, b_ih).chunk(3, 1)
+    hr, hz, hn = torch.nn.functional.linear(h, w_hh, b_hh).chunk(3, 1)
+    r, z = torch.sigmoid(xr + hr), torch.sigmoid(xz + hz)
+    n = torch.tanh(xn + r * hn)  # linear_before_reset, as torch's GRU and its ONNX export
+    h = (1 - z) * n + z * h
+    return h, h
+
+
+def _rnn_reference(rnn, x, cell):
+    """rnn's output sequence (batch_first, zero initial states) step by step."""
+    layer_input = x if rnn.batch_first else x.transpose(0, 1)
+    for layer in range(rnn.num_layers):
+        outputs = []
+        for direction in range(2 if rnn.bidirectional else 1):
+            suffix = f"_l{layer}" + ("_reverse" if direction else "")
+            weights = [getattr(rnn, f"{n}{suffix}") for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+            steps = range(layer_input.shape[1])
+            state, sequence = None, []
+            for t in (reversed(steps) if direction else steps):
+                h, state = cell(layer_input[:, t], state, *weights)
+                sequence.append(h)
+            outputs.append(torch.stack(sequence[::-1] if direction else sequence, 1))
+        layer_input = torch.cat(outputs, 2)
+    return layer_input if rnn.batch_first else layer_input.transpose(0, 1)
 
 
 def _fp16(value):
