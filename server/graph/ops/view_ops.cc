@@ -4,8 +4,12 @@
 // no device work): what a Da Vinci runtime does with a view.
 #include <algorithm>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "kernels/fp16.h"
 #include "server/graph/node_error.h"
 #include "server/graph/ops/builtin_ops.h"
 #include "server/graph/ops/shape_args.h"
@@ -154,13 +158,38 @@ absl::StatusOr<std::vector<TensorType>> InferIdentity(InferContext& c) {
   return std::vector<TensorType>{*c.inputs[0]};
 }
 
+// Dropout's ratio when the node gives it as a constant scalar; ONNX's default
+// is 0.5. Absent (nullopt) when it is computed.
+std::optional<double> ConstantRatio(const InferContext& c) {
+  if (!HasInput(c, 1)) return 0.5;
+  const HostTensor* ratio = c.constants[1];
+  if (ratio == nullptr || ratio->type().elements() != 1) return std::nullopt;
+  switch (ratio->type().dtype) {
+    case v1::FLOAT32:
+      return ratio->as<float>()[0];
+    case v1::FLOAT16:
+      return kernels::HalfToFloat(ratio->as<uint16_t>()[0]);
+    default:
+      return std::nullopt;
+  }
+}
+
 absl::StatusOr<std::vector<TensorType>> InferDropout(InferContext& c) {
   if (HasInput(c, 2)) {
     const HostTensor* training = c.constants[2];
-    if (training == nullptr || training->type().dtype != v1::BOOL || training->type().elements() != 1 ||
-        training->as<uint8_t>()[0] != 0) {
-      return NodeError(c.node, InputLabel(c.node, 2),
-                       " (training_mode) must be a constant BOOL false: only inference is supported");
+    if (training == nullptr || training->type().dtype != v1::BOOL || training->type().elements() != 1) {
+      return NodeError(c.node, InputLabel(c.node, 2), " must be a constant BOOL scalar (training_mode)");
+    }
+    // Training with a ratio of 0 keeps every element, unscaled: the same as
+    // inference (torch exports it so for F.dropout(x, p=0.0) in eval mode,
+    // whose `training` defaults to true, as torchvision's Swin does).
+    const std::optional<double> ratio = ConstantRatio(c);
+    if (training->as<uint8_t>()[0] != 0 && !ratio) {
+      return NodeError(c.node, InputLabel(c.node, 1), " must be a constant scalar (the ratio, training_mode is true)");
+    }
+    if (training->as<uint8_t>()[0] != 0 && *ratio != 0.0) {
+      return NodeError(c.node, InputLabel(c.node, 2), " (training_mode) is true with ratio ", *ratio,
+                       ": only inference (or a ratio of 0) is supported");
     }
   }
   return std::vector<TensorType>{*c.inputs[0], {v1::BOOL, c.inputs[0]->shape}};
