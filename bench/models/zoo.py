@@ -347,6 +347,7 @@ def main():
     parser.add_argument("--skip", default="", help="comma-separated model names")
     parser.add_argument("--timeout", type=float, default=900, help="seconds per run")
     parser.add_argument("--out", default="", help="also write the table to this file")
+    parser.add_argument("--check", action="store_true", help="exit 1 when a model fails (CI's subset)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     groups = set(args.groups.split(","))
@@ -379,6 +380,8 @@ def main():
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
             f.write(text + "\n")
+    if args.check and any(r["result"] == "fail" for r in rows):
+        sys.exit(1)
 
 
 if __name__ == "__main__":
