@@ -1,7 +1,7 @@
 #include "server/rpc/kserve_infer.h"
 
-#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <utility>
 
 #include <google/protobuf/util/json_util.h>
@@ -59,8 +59,41 @@ absl::StatusOr<device::Device*> ChooseDevice(const ServerState& state, const Inf
   return best;
 }
 
-std::string Describe(const v1::ValueInfo& v) {
-  return Describe(graph::TensorType{v.dtype(), graph::Shape(v.shape().begin(), v.shape().end())});
+// A model input as the errors name it: its name and the type it takes.
+struct DeclaredInput {
+  std::string name;
+  std::string type;
+};
+
+// For each declared input, the index of the request's tensor of that name;
+// an unknown, repeated or missing input is named.
+absl::StatusOr<std::vector<size_t>> MatchInputs(const std::vector<DeclaredInput>& declared, const std::string& model,
+                                                const std::vector<InferTensor>& given) {
+  constexpr size_t kNone = SIZE_MAX;
+  std::vector<size_t> match(declared.size(), kNone);
+  for (size_t i = 0; i < given.size(); ++i) {
+    size_t k = 0;
+    while (k < declared.size() && declared[k].name != given[i].name) ++k;
+    if (k == declared.size()) {
+      std::vector<std::string> names;
+      for (const DeclaredInput& d : declared) names.push_back(d.name);
+      return absl::InvalidArgumentError(absl::StrCat("model ", graph::Quoted(model), " has no input ",
+                                                     graph::Quoted(given[i].name),
+                                                     " (inputs: ", absl::StrJoin(names, ", "), ")"));
+    }
+    if (match[k] != kNone) {
+      return absl::InvalidArgumentError(absl::StrCat("input ", graph::Quoted(given[i].name), " is given twice"));
+    }
+    match[k] = i;
+  }
+  for (size_t k = 0; k < declared.size(); ++k) {
+    if (match[k] == kNone) {
+      return absl::InvalidArgumentError(absl::StrCat("input ", graph::Quoted(declared[k].name), " of model ",
+                                                     graph::Quoted(model), " is missing; it takes ",
+                                                     declared[k].type));
+    }
+  }
+  return match;
 }
 
 // The plan that serves this request. A model with dynamic dims (-1) is planned
@@ -71,57 +104,35 @@ absl::StatusOr<std::shared_ptr<const graph::Plan>> PlanForRequest(RegisteredGrap
                                                                   const graph::PlanLimits& limits,
                                                                   const std::vector<InferTensor>& given) {
   if (!model.dynamic()) return model.PlanFor(preset, limits);
-  std::vector<std::string> names;
-  for (const v1::ValueInfo& in : model.inputs()) names.push_back(in.name());
-  for (const InferTensor& in : given) {
-    if (std::find(names.begin(), names.end(), in.name) == names.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("model ", graph::Quoted(name), " has no input ",
-                                                     graph::Quoted(in.name), " (inputs: ", absl::StrJoin(names, ", "),
-                                                     ")"));
-    }
+  std::vector<DeclaredInput> declared;
+  for (const v1::ValueInfo& in : model.inputs()) {
+    declared.push_back(
+        {in.name(), Describe(graph::TensorType{in.dtype(), graph::Shape(in.shape().begin(), in.shape().end())})});
   }
+  auto match = MatchInputs(declared, name, given);
+  if (!match.ok()) return match.status();
   std::vector<graph::TensorType> types;
-  for (const v1::ValueInfo& declared : model.inputs()) {
-    auto it = std::find_if(given.begin(), given.end(), [&](const InferTensor& t) { return t.name == declared.name(); });
-    if (it == given.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("input ", graph::Quoted(declared.name()), " of model ",
-                                                     graph::Quoted(name), " is missing; it takes ",
-                                                     Describe(declared)));
-    }
-    types.push_back(it->tensor.type());
-  }
+  for (size_t i : *match) types.push_back(given[i].tensor.type());
   return model.PlanFor(preset, types, limits);
 }
 
 // The request's inputs in plan order, each checked against the plan.
 absl::StatusOr<std::vector<graph::HostTensor>> BindInputs(const graph::Plan& plan, const std::string& model,
                                                           std::vector<InferTensor>& given) {
-  std::vector<graph::HostTensor> bound(plan.inputs.size());
-  std::vector<bool> fed(plan.inputs.size(), false);
-  for (InferTensor& in : given) {
-    size_t k = 0;
-    while (k < plan.inputs.size() && plan.values[plan.inputs[k]].name != in.name) ++k;
-    if (k == plan.inputs.size()) {
-      return absl::InvalidArgumentError(absl::StrCat("model ", graph::Quoted(model), " has no input ",
-                                                     graph::Quoted(in.name),
-                                                     " (inputs: ", ValueNames(plan, plan.inputs), ")"));
-    }
-    if (fed[k]) return absl::InvalidArgumentError(absl::StrCat("input ", graph::Quoted(in.name), " is given twice"));
+  std::vector<DeclaredInput> declared;
+  for (int v : plan.inputs) declared.push_back({plan.values[v].name, Describe(plan.values[v].type)});
+  auto match = MatchInputs(declared, model, given);
+  if (!match.ok()) return match.status();
+  std::vector<graph::HostTensor> bound;
+  for (size_t k = 0; k < match->size(); ++k) {
+    InferTensor& in = given[(*match)[k]];
     const graph::TensorType& want = plan.values[plan.inputs[k]].type;
     if (!(in.tensor.type() == want)) {
       return absl::InvalidArgumentError(absl::StrCat("input ", graph::Quoted(in.name), " is ",
                                                      Describe(in.tensor.type()), "; model ", graph::Quoted(model),
                                                      " takes ", Describe(want)));
     }
-    fed[k] = true;
-    bound[k] = std::move(in.tensor);
-  }
-  for (size_t k = 0; k < fed.size(); ++k) {
-    if (!fed[k]) {
-      return absl::InvalidArgumentError(absl::StrCat("input ", graph::Quoted(plan.values[plan.inputs[k]].name),
-                                                     " of model ", graph::Quoted(model), " is missing; it takes ",
-                                                     Describe(plan.values[plan.inputs[k]].type)));
-    }
+    bound.push_back(std::move(in.tensor));
   }
   return bound;
 }
