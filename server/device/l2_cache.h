@@ -22,12 +22,18 @@
 // client's graph looks like): past it the least recent range is evicted
 // whole, as if by capacity. Real graphs stay far below it (a 4096^3 GEMM's
 // panel slices are ~3,000 ranges).
+//
+// Cost: the model runs after every op of every run, so it is kept cheap. The
+// recency order is a list threaded through the regions (no second tree), a
+// hit is relinked in place, and a region that follows its address
+// predecessor in both address and recency, with the same dirty flag, is
+// merged into it: evicting the pair front first is evicting the one range
+// front first, so merging changes no figure, only how many ranges are kept.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <set>
 #include <utility>
 
 #include "server/device/address_range.h"
@@ -60,26 +66,42 @@ class L2Cache {
 
  private:
   using Addr = std::pair<uint64_t, uint64_t>;  // (space, offset)
+  struct Region;
+  using Entry = std::pair<const Addr, Region>;  // a node of the map below
   struct Region {
     uint64_t end = 0;  // offset one past the last byte (same space as the key)
-    uint64_t stamp = 0;
     bool dirty = false;
+    // Recency list: `older` is evicted first.
+    Entry* older = nullptr;
+    Entry* newer = nullptr;
   };
+  using Map = std::map<Addr, Region>;
   L2Access Touch(const AddressRange& r, bool write);
-  // Splits the region containing `at` (if any) so one starts exactly there.
-  void SplitAt(uint64_t space, uint64_t at);
-  void Insert(uint64_t space, uint64_t begin, uint64_t end, uint64_t stamp, bool dirty);
-  void Erase(std::map<Addr, Region>::iterator it);
+  // Splits the region containing `at` (if any) so one starts exactly there;
+  // returns the first region at or after `at`.
+  Map::iterator SplitAt(uint64_t space, uint64_t at);
+  // Cuts `it`, which spans `at`, in two there; returns the upper part.
+  Map::iterator Split(Map::iterator it, uint64_t at);
+  // Cuts `it` at `end` if it reaches past it; returns `it`.
+  Map::iterator ClipTo(Map::iterator it, uint64_t end);
+  // A resident range [begin, end) before `next`, the most recent.
+  Map::iterator Insert(Map::iterator next, uint64_t space, uint64_t begin, uint64_t end, bool dirty);
+  Map::iterator Erase(Map::iterator it);
+  // Moves `e` to the most recent end of the recency list.
+  void MakeNewest(Entry* e);
+  // Merges `it` into its address predecessor when they touch, are adjacent in
+  // recency (the predecessor older) and agree on dirtiness.
+  void MergeWithPrevious(Map::iterator it);
+  void Unlink(Entry* e);
+  void LinkAfter(Entry* at, Entry* e);  // `at` null: as the oldest
   // Evicts until the resident bytes fit; returns the dirty bytes evicted.
   uint64_t EvictToFit();
 
   const uint64_t capacity_;
   uint64_t used_ = 0, dirty_ = 0;
-  uint64_t next_stamp_ = 0;
-  std::map<Addr, Region> regions_;  // by address
-  // By last access, then address (the halves of a split region share a
-  // stamp): the front is evicted first.
-  std::set<std::pair<uint64_t, Addr>> by_stamp_;
+  Map regions_;  // by address
+  Entry* oldest_ = nullptr;
+  Entry* newest_ = nullptr;
 };
 
 }  // namespace npu::device

@@ -131,6 +131,7 @@ absl::StatusOr<ExecResult> ExecutePlan(const Plan& plan, std::vector<HostTensor>
   std::vector<device::AddressRange> addresses = ValueAddresses(plan, session.pool.NextFreshSpace());
   std::vector<device::UnitCycles> per_core(session.pool.cores().size());
   uint64_t first_start = UINT64_MAX, last_end = session.arrival_cycle;
+  double model_us = 0;  // host time in the device model, for the profile
 
   for (int k = 0; k < static_cast<int>(plan.nodes.size()); ++k) {
     const PlanNode& pn = plan.nodes[k];
@@ -172,12 +173,14 @@ absl::StatusOr<ExecResult> ExecutePlan(const Plan& plan, std::vector<HostTensor>
       }
       ctx.work.writes.push_back(addresses[v]);
     }
+    const auto model_start = Clock::now();
     const device::ScheduledOp op = session.pool.Schedule(ctx.work, ready);
     for (const auto& t : ctx.work.tiles) result.overflow_elements += t.overflow_elements;
     result.overflow_elements += ctx.work.comm.overflow_elements;
     if (!op.tiles.empty()) first_start = std::min(first_start, op.dispatch);
     last_end = std::max(last_end, op.complete);
     if (options.profile) RecordNode(plan, pn, ctx.work, op, host_us, session.preset, result.profile, per_core);
+    model_us += std::chrono::duration<double, std::micro>(Clock::now() - model_start).count();
 
     for (size_t j = 0; j < pn.outputs.size(); ++j) {
       const int v = pn.outputs[j];
@@ -212,6 +215,7 @@ absl::StatusOr<ExecResult> ExecutePlan(const Plan& plan, std::vector<HostTensor>
     p.set_device_time_us(static_cast<double>(p.total_cycles()) / (session.preset.clock_hz / 1e6));
     p.set_queue_cycles(first_start == UINT64_MAX ? 0 : first_start - session.arrival_cycle);
     p.set_host_time_us(std::chrono::duration<double, std::micro>(Clock::now() - run_start).count());
+    p.set_model_time_us(model_us);
     p.set_arena_bytes(options.debug ? 0 : plan.arena_bytes);
     p.set_core_architecture(session.preset.separated() ? "separated" : "coupled");
     p.set_overflow_elements(result.overflow_elements);

@@ -60,6 +60,26 @@ TEST(L2CacheTest, ADiscardedRangeIsFetchedAgain) {
   EXPECT_EQ(a.miss_bytes, 100u);
 }
 
+// A stream read piece by piece is one range, and evicting it takes its front
+// first, as it would the pieces oldest first.
+TEST(L2CacheTest, AStreamReadInPiecesIsOneRangeEvictedFrontFirst) {
+  L2Cache l2(300);
+  const uint64_t s = FreshSpace(1);
+  for (uint64_t at = 0; at < 200; at += 50) EXPECT_EQ(l2.Read({s, at, 50}).miss_bytes, 50u);
+  EXPECT_EQ(l2.regions(), 1u);
+  l2.Write({s, 1000, 150});  // 50 bytes over: the stream's oldest 50 go
+  EXPECT_EQ(l2.ResidentBytes({s, 0, 50}), 0u);
+  EXPECT_EQ(l2.ResidentBytes({s, 50, 150}), 150u);
+  // A hit in the middle makes it the most recent: the next eviction takes
+  // what lies before it, then after it, then it.
+  EXPECT_EQ(l2.Read({s, 100, 50}).hit_bytes, 50u);
+  l2.Read({s, 2000, 100});
+  EXPECT_EQ(l2.ResidentBytes({s, 50, 50}), 0u);
+  EXPECT_EQ(l2.ResidentBytes({s, 150, 50}), 0u);
+  EXPECT_EQ(l2.ResidentBytes({s, 100, 50}), 50u);
+  EXPECT_EQ(l2.dirty_bytes(), 150u);  // the write is younger than the evicted reads
+}
+
 // An AI CPU op's result does not pass the L2: a later read of its range misses.
 TEST(L2ModelTest, WorkOffTheAiCoresLeavesNoStaleData) {
   const DevicePreset p = Preset("ascend910b");

@@ -54,6 +54,11 @@ TEST(L2RunTest, IntermediatesHitTheL2AndConstantsStayResidentAcrossRuns) {
     }
   }
   EXPECT_EQ(first.model_version(), "davinci-cost-model/4");
+  // What the simulation cost is part of the run's host time.
+  for (const v1::Profile* p : {&first, &second}) {
+    EXPECT_GT(p->model_time_us(), 0.0);
+    EXPECT_LT(p->model_time_us(), p->host_time_us());
+  }
 }
 
 }  // namespace
