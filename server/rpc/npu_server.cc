@@ -113,6 +113,7 @@ absl::StatusOr<std::unique_ptr<NpuServer>> NpuServer::Start(const ServerConfig& 
   if (config.limits.device_watchdog.count() > 0) s->watchdog_ = std::thread([p = s.get()] { p->WatchDevices(); });
   // Freed memory goes back to the system within a second once 16 MiB of it piles up.
   s->memory_returner_ = std::make_unique<MemoryReturner>(std::chrono::seconds(1), uint64_t{16} << 20);
+  s->state_.memory_returner = s->memory_returner_.get();
   if (!config.metrics_listen.empty()) {
     auto metrics = MetricsHttpServer::Start(config.metrics_listen, s->state_);
     if (!metrics.ok()) return metrics.status();

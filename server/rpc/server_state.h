@@ -14,6 +14,7 @@
 #include "server/rpc/auth_tokens.h"
 #include "server/rpc/device_pool.h"
 #include "server/rpc/graph_store.h"
+#include "server/rpc/memory_returner.h"
 #include "server/rpc/tensor_store.h"
 
 namespace npu::rpc {
@@ -76,6 +77,9 @@ struct ServerState {
   std::unique_ptr<const AuthTokens> auth;  // null: authentication off
   ServerCounters counters;
   std::atomic<bool> draining{false};
+  // The server's watcher that gives freed memory back (null in tests that
+  // build a state alone); work that frees much at once asks it to look now.
+  MemoryReturner* memory_returner = nullptr;
   const std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };
 
