@@ -53,10 +53,8 @@ uint64_t WriteBack(const GemmProblem& p, const float* l0c, int64_t ldc, int64_t 
   for (int64_t r0 = m0; r0 < m0 + mt;) {
     const int64_t image = r0 / rows, pixel = r0 % rows;
     const int64_t run = std::min(m0 + mt - r0, rows - pixel);
-    for (int64_t j = 0; j < nt; ++j) {
-      const int64_t offset = image * p.c_image_stride + (n0 + j) * rows + pixel;
-      overflow += FixPipeColumn(l0c + (r0 - m0) * ldc + j, ldc, run, n0 + j, offset, fix, c + offset * c_size);
-    }
+    const int64_t offset = image * p.c_image_stride + n0 * rows + pixel;
+    overflow += FixPipeColumns(l0c + (r0 - m0) * ldc, ldc, run, n0, nt, offset, rows, fix, c + offset * c_size);
     r0 += run;
   }
   return overflow;

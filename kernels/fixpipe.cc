@@ -104,4 +104,29 @@ uint64_t FixPipeColumn(const float* acc, int64_t acc_stride, int64_t rows, int64
   return overflow;
 }
 
+uint64_t FixPipeColumns(const float* acc, int64_t acc_stride, int64_t rows, int64_t col0, int64_t cols,
+                        int64_t offset, int64_t out_stride, const FixPipeConfig& cfg, void* out) {
+  constexpr int64_t kBlock = 16;  // columns transposed together: one row of them is one cache line
+  const int64_t out_size = cfg.out_type == ElemType::kFloat16 ? sizeof(half_bits) : sizeof(float);
+  float tmp[kBlock][kChunk];
+  uint64_t overflow = 0;
+  for (int64_t i0 = 0; i0 < rows; i0 += kChunk) {
+    const int64_t len = std::min(kChunk, rows - i0);
+    for (int64_t j0 = 0; j0 < cols; j0 += kBlock) {
+      const int64_t width = std::min(kBlock, cols - j0);
+      const float* src = acc + i0 * acc_stride + j0;
+      for (int64_t i = 0; i < len; ++i, src += acc_stride) {
+        for (int64_t j = 0; j < width; ++j) tmp[j][i] = src[j];
+      }
+      for (int64_t j = 0; j < width; ++j) {
+        const int64_t col = col0 + j0 + j, at = offset + (j0 + j) * out_stride + i0;
+        const Run run{at, col, true};
+        overflow += Finish(tmp[j], len, cfg.bias == nullptr ? nullptr : cfg.bias + col, 0, run, cfg,
+                           static_cast<char*>(out) + ((j0 + j) * out_stride + i0) * out_size);
+      }
+    }
+  }
+  return overflow;
+}
+
 }  // namespace npu::kernels

@@ -33,4 +33,11 @@ uint64_t FixPipeRow(const float* acc, int64_t n0, int64_t n, int64_t offset, con
 uint64_t FixPipeColumn(const float* acc, int64_t acc_stride, int64_t rows, int64_t col, int64_t offset,
                        const FixPipeConfig& cfg, void* out);
 
+// FixPipeColumn for `cols` neighbouring columns col0.. of C at once: column j
+// goes to `out` + j * out_stride elements (`offset` + j * out_stride into the
+// batch's C). The accumulators are read row by row in blocks, not column by
+// column down the tile, which is what makes channel-major write-back cheap.
+uint64_t FixPipeColumns(const float* acc, int64_t acc_stride, int64_t rows, int64_t col0, int64_t cols,
+                        int64_t offset, int64_t out_stride, const FixPipeConfig& cfg, void* out);
+
 }  // namespace npu::kernels
