@@ -1,0 +1,101 @@
+// The convolution's A operand, packed straight from the input planes
+// (kernels/cube_im2col.h), against its definition: row m is output pixel m,
+// column (ci, ky, kx) is input[ci][oy*sh - pt + ky*dh][ox*sw - pl + kx*dw]
+// rounded to fp16 (by the compiler's _Float16, not our converter), or 0 in the
+// padding. Bit for bit, over random geometries (strides 1 to 3, dilations,
+// padding, several images, 1x1 flat runs) and every sliver height, on
+// whichever SIMD path this CPU runs (AVX-512's masked packer, AVX2's, or the
+// portable one).
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kernels/cube_im2col.h"
+#include "kernels/cube_pack.h"
+#include "kernels/fp16.h"
+
+namespace npu::kernels {
+namespace {
+
+uint32_t Bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+float RoundToHalf(float f) { return static_cast<float>(static_cast<_Float16>(f)); }
+
+TEST(CubeIm2Col, PackedSliversAreTheFp16RoundedInputWindows) {
+  std::mt19937 rng(17);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  std::uniform_real_distribution<float> value(-70000.0f, 70000.0f);  // some beyond fp16: they round to inf
+  int cases = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    Im2ColGeometry g;
+    const bool flat = trial % 8 == 0;
+    g.channels = pick(1, 5);
+    g.h = pick(1, 14);
+    g.w = pick(1, 40);
+    g.kh = flat ? 1 : pick(1, 4);
+    g.kw = flat ? 1 : pick(1, 4);
+    g.sh = flat ? 1 : pick(1, 3);
+    g.sw = flat ? 1 : pick(1, 3);
+    g.dh = flat ? 1 : pick(1, 2);
+    g.dw = flat ? 1 : pick(1, 2);
+    g.pt = flat ? 0 : pick(0, 2);
+    g.pl = flat ? 0 : pick(0, 2);
+    const int64_t span_h = g.dh * (g.kh - 1) + 1, span_w = g.dw * (g.kw - 1) + 1;
+    if (g.h + 2 * g.pt < span_h || g.w + 2 * g.pl < span_w) continue;
+    g.oh = (g.h + 2 * g.pt - span_h) / g.sh + 1;
+    g.ow = (g.w + 2 * g.pl - span_w) / g.sw + 1;
+    const int64_t images = pick(1, 3);
+    g.image_stride = g.channels * g.h * g.w;
+    g.group_stride = 0;
+    const int64_t m = images * g.pixels(), k = g.taps();
+    for (ElemType type : {ElemType::kFloat32, ElemType::kFloat16}) {
+      std::vector<float> f32(images * g.image_stride);
+      std::vector<half_bits> f16(f32.size());
+      for (size_t i = 0; i < f32.size(); ++i) {
+        f32[i] = value(rng) * (i % 3 == 0 ? 1e-6f : 1.0f);
+        f16[i] = FloatToHalf(RoundToHalf(f32[i]));
+      }
+      const Im2ColA a(type == ElemType::kFloat32 ? static_cast<const void*>(f32.data()) : f16.data(), type, g);
+      const int mr = pick(0, 1) == 0 ? 12 : 6;
+      const int64_t m0 = pick(0, static_cast<int>(m - 1)), mt = pick(1, static_cast<int>(m - m0));
+      std::vector<float> out(mt * k + kCubePackASlack, -1.0f);
+      a.Pack(/*group=*/0, m0, mt, k, mr, out.data());
+      int64_t s0 = 0, rows = CubeSliverRows(mt, mr, 0);
+      for (int64_t r = 0; r < mt; ++r) {
+        if (r == s0 + rows) {
+          s0 = r;
+          rows = CubeSliverRows(mt, mr, s0);
+        }
+        const int64_t pixel = m0 + r, image = pixel / g.pixels(), oy = pixel % g.pixels() / g.ow,
+                      ox = pixel % g.ow;
+        for (int64_t ci = 0; ci < g.channels; ++ci) {
+          for (int64_t ky = 0; ky < g.kh; ++ky) {
+            for (int64_t kx = 0; kx < g.kw; ++kx) {
+              const int64_t iy = oy * g.sh - g.pt + ky * g.dh, ix = ox * g.sw - g.pl + kx * g.dw;
+              const bool inside = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
+              const float want = inside ? RoundToHalf(f32[image * g.image_stride + (ci * g.h + iy) * g.w + ix]) : 0.0f;
+              const int64_t kk = (ci * g.kh + ky) * g.kw + kx;
+              const float got = out[s0 * k + kk * rows + (r - s0)];
+              ASSERT_EQ(Bits(got), Bits(want))
+                  << "trial " << trial << (type == ElemType::kFloat32 ? " fp32" : " fp16") << " pixel " << pixel
+                  << " tap (" << ci << "," << ky << "," << kx << ") stride " << g.sh << "x" << g.sw << " dilation "
+                  << g.dh << "x" << g.dw << " pad " << g.pt << "," << g.pl << " input " << g.h << "x" << g.w;
+            }
+          }
+        }
+      }
+      ++cases;
+    }
+  }
+  EXPECT_GT(cases, 500);
+}
+
+}  // namespace
+}  // namespace npu::kernels
