@@ -1,7 +1,11 @@
 #include "kernels/fixpipe.h"
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cstring>
+
+#include "kernels/cpu_features.h"
 
 namespace npu::kernels {
 namespace {
@@ -67,6 +71,46 @@ uint64_t Finish(float* vals, int64_t len, const float* bias, int64_t bias_stride
   return overflow;
 }
 
+// dst[j * dst_stride + i] = src[i * src_stride + j] for an 8 x 8 block, in
+// registers (unpack, shuffle, lane permute): a data move, so every path
+// leaves the same bits.
+__attribute__((target("avx2"))) void Transpose8x8Avx2(const float* src, int64_t src_stride, float* dst,
+                                                      int64_t dst_stride) {
+  __m256 r[8], t[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * src_stride);
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    r[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int i = 0; i < 4; ++i) {
+    _mm256_storeu_ps(dst + i * dst_stride, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
+    _mm256_storeu_ps(dst + (i + 4) * dst_stride, _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
+  }
+}
+
+// tmp[j][i] = src[i * stride + j] for i < len, j < width (width <= 16).
+void TransposeBlock(const float* src, int64_t stride, int64_t len, int64_t width, float (*tmp)[kChunk]) {
+  int64_t i = 0;
+  if (HostCpuFeatures().avx2) {
+    for (; i + 8 <= len; i += 8) {
+      int64_t j = 0;
+      for (; j + 8 <= width; j += 8) Transpose8x8Avx2(src + i * stride + j, stride, &tmp[j][i], kChunk);
+      for (; j < width; ++j) {
+        for (int64_t r = i; r < i + 8; ++r) tmp[j][r] = src[r * stride + j];
+      }
+    }
+  }
+  for (; i < len; ++i) {
+    for (int64_t j = 0; j < width; ++j) tmp[j][i] = src[i * stride + j];
+  }
+}
+
 }  // namespace
 
 uint64_t FixPipeRow(const float* acc, int64_t n0, int64_t n, int64_t offset, const FixPipeConfig& cfg, void* out) {
@@ -114,10 +158,7 @@ uint64_t FixPipeColumns(const float* acc, int64_t acc_stride, int64_t rows, int6
     const int64_t len = std::min(kChunk, rows - i0);
     for (int64_t j0 = 0; j0 < cols; j0 += kBlock) {
       const int64_t width = std::min(kBlock, cols - j0);
-      const float* src = acc + i0 * acc_stride + j0;
-      for (int64_t i = 0; i < len; ++i, src += acc_stride) {
-        for (int64_t j = 0; j < width; ++j) tmp[j][i] = src[j];
-      }
+      TransposeBlock(acc + i0 * acc_stride + j0, acc_stride, len, width, tmp);
       for (int64_t j = 0; j < width; ++j) {
         const int64_t col = col0 + j0 + j, at = offset + (j0 + j) * out_stride + i0;
         const Run run{at, col, true};
