@@ -43,23 +43,37 @@ VECTOR_INLINE Vec WithSignOf(Vec mag, Vec s) {
 struct ExpParts {
   Vec pm1, s1, s2;
 };
-VECTOR_INLINE ExpParts ExpSplit(Vec hi, Vec lo) {
+struct ExpReduced {
+  Vec n, r;
+};
+VECTOR_INLINE ExpReduced ExpReduce(Vec hi) {
   using namespace vmath;
   // Clamped to where exp under/overflows anyway (-150: even m e^-150 rounds to
   // 0 for the |m| callers pass); Max/Min(c, x) keep a NaN x.
   const Vec x = Isa::Min(Isa::Set(89.0f), Isa::Max(Isa::Set(-150.0f), hi));
   const Vec n = Isa::Round(Isa::Mul(x, Isa::Set(kLog2e)));
-  Vec r = Isa::Fma(n, Isa::Set(-kLn2Hi), x);
-  r = Isa::Fma(n, Isa::Set(-kLn2Lo), r);
-  r = Isa::Add(r, lo);
-  const Vec pm1 = Isa::Fma(Isa::Mul(r, r), Poly(r, kExpTaylor), r);
-  const typename Isa::Int ni = Isa::ToInt(n);
+  const Vec r = Isa::Fma(n, Isa::Set(-kLn2Hi), x);
+  return {n, Isa::Fma(n, Isa::Set(-kLn2Lo), r)};
+}
+VECTOR_INLINE ExpParts ExpOfReduced(const ExpReduced& a) {
+  using namespace vmath;
+  const Vec r = a.r;
+  const Vec pm1 = Isa::Fma(Isa::Mul(r, r), Poly(r, kExpQ), r);
+  const typename Isa::Int ni = Isa::ToInt(a.n);
   const typename Isa::Int n1 = Isa::template ISra<1>(ni);
   const typename Isa::Int n2 = Isa::ISub(ni, n1);
   const Vec s1 = Isa::FromBits(Isa::template IShl<23>(Isa::IAdd(n1, Isa::ISet(127))));
   const Vec s2 = Isa::FromBits(Isa::template IShl<23>(Isa::IAdd(n2, Isa::ISet(127))));
   return {pm1, s1, s2};
 }
+VECTOR_INLINE ExpParts ExpSplit(Vec hi, Vec lo) {
+  ExpReduced a = ExpReduce(hi);
+  a.r = Isa::Add(a.r, lo);
+  return ExpOfReduced(a);
+}
+// lo = 0: the same bits without the addition (r + 0 only changes a zero's
+// sign, and pm1 = +0 for either zero).
+VECTOR_INLINE ExpParts ExpSplit(Vec x) { return ExpOfReduced(ExpReduce(x)); }
 
 // m e^x: m s1 is exact (a power of two), m s1 (1 + pm1) rounds once (no
 // separate rounding of 1 + pm1), then s2.
@@ -70,23 +84,42 @@ VECTOR_INLINE Vec TimesExp(Vec m, const ExpParts& e) {
 
 VECTOR_INLINE Vec ExpOf(const ExpParts& e) { return Isa::Mul(Isa::Fma(e.s1, e.pm1, e.s1), e.s2); }
 
-VECTOR_INLINE Vec Exp(Vec x) { return ExpOf(ExpSplit(x, Isa::Zero())); }
+VECTOR_INLINE Vec Exp(Vec x) { return ExpOf(ExpSplit(x)); }
+
+// e^d, d <= 0 (or NaN), for sums and results rounded to fp16 (softmax with an
+// fp16 output): one reduction step and a degree-5 polynomial, a few 1e-7
+// relative, under 1/1000 of an fp16 ulp. d is taken as at least -80 (e^-80
+// becomes 0 in fp16 after any division by a sum >= 1), so 2^n p is normal and
+// 2^n an addition to its exponent.
+VECTOR_INLINE Vec ExpForHalf(Vec d) {
+  using namespace vmath;
+  const Vec x = Isa::Max(Isa::Set(-80.0f), d);  // Max(c, NaN) is NaN
+  const Vec n = Isa::Round(Isa::Mul(x, Isa::Set(kLog2e)));
+  const Vec p = Poly(Isa::Fma(n, Isa::Set(-kLn2Hi), x), kExpForHalf);
+  return Isa::FromBits(Isa::IAdd(Isa::Bits(p), Isa::template IShl<23>(Isa::ToInt(n))));
+}
 
 // m sigmoid(t), t = thi + tlo, without overflow: with e = e^-|t|,
 // m (t < 0 ? e : 1) / (1 + e), the exponential's scale applied last so that
 // m sigmoid(t) keeps its accuracy down into the subnormals (Silu, Gelu-tanh).
-VECTOR_INLINE Vec TimesSigmoid(Vec m, Vec thi, Vec tlo) {
-  const VMask neg = Isa::Lt(thi, Isa::Zero());
-  const ExpParts e = ExpSplit(Isa::Neg(Isa::Abs(thi)), Isa::Select(neg, tlo, Isa::Neg(tlo)));
+VECTOR_INLINE Vec TimesSigmoidOf(Vec m, VMask neg, const ExpParts& e) {
   const Vec scale = Isa::Mul(e.s1, e.s2);                                   // exact while 1 + e^-|t| != 1
   const Vec den = Isa::Fma(scale, e.pm1, Isa::Add(Isa::Set(1.0f), scale));  // 1 + e^-|t|, one rounding
   return Isa::Select(neg, TimesExp(Isa::Div(m, den), e), Isa::Div(m, den));
 }
+VECTOR_INLINE Vec TimesSigmoid(Vec m, Vec thi, Vec tlo) {
+  const VMask neg = Isa::Lt(thi, Isa::Zero());
+  return TimesSigmoidOf(m, neg, ExpSplit(Isa::Neg(Isa::Abs(thi)), Isa::Select(neg, tlo, Isa::Neg(tlo))));
+}
+// tlo = 0 (ExpSplit(x)).
+VECTOR_INLINE Vec TimesSigmoid(Vec m, Vec t) {
+  return TimesSigmoidOf(m, Isa::Lt(t, Isa::Zero()), ExpSplit(Isa::Neg(Isa::Abs(t))));
+}
 
-VECTOR_INLINE Vec Sigmoid(Vec x) { return TimesSigmoid(Isa::Set(1.0f), x, Isa::Zero()); }
+VECTOR_INLINE Vec Sigmoid(Vec x) { return TimesSigmoid(Isa::Set(1.0f), x); }
 
 // x sigmoid(x); below -200 x is taken as -200 so that -inf gives -0, not NaN.
-VECTOR_INLINE Vec Silu(Vec x) { return TimesSigmoid(Isa::Max(Isa::Set(-200.0f), x), x, Isa::Zero()); }
+VECTOR_INLINE Vec Silu(Vec x) { return TimesSigmoid(Isa::Max(Isa::Set(-200.0f), x), x); }
 
 // |x| < 0.625: x + x^3 Q(x^2); else 1 - 2 / (e^(2|x|) + 1) with x's sign.
 VECTOR_INLINE Vec Tanh(Vec x) {

@@ -18,9 +18,11 @@ inline constexpr float kErfcCenter = 0x1.555556p-2f;
 inline constexpr float kTanhSmall[] = {-0x1.555556p-2f, 0x1.11119ep-3f, -0x1.ba400cp-5f, 0x1.67aa84p-6f,
     -0x1.229fp-7f, 0x1.71de4ep-9f};
 inline constexpr float kTanhSmallLimit = 0.625f;
-// e^r = 1 + r + r^2 q(r), q = 1/2! + r/3! + ... + r^5/7!, |r| <= ln2/2 (truncation 5.2e-9 rel)
-inline constexpr float kExpTaylor[] = {0x1p-1f, 0x1.555556p-3f, 0x1.555556p-5f, 0x1.111112p-7f, 0x1.6c16c2p-10f,
-    0x1.a01a02p-13f};
+// e^r = 1 + r + r^2 q(r), |r| <= ln2/2; max |1 + r + r^2 q - e^r| / e^r = 1.06e-8
+inline constexpr float kExpQ[] = {0x1p-1f, 0x1.5554dep-3f, 0x1.5554ep-5f, 0x1.120accp-7f, 0x1.6d57dep-10f};
+// e^r = p(r), |r| <= ln2/2, for results rounded to fp16; max |p - e^r| / e^r = 1.58e-7
+inline constexpr float kExpForHalf[] = {0x1.000002p+0f, 0x1p+0f, 0x1.fffc0ap-2f, 0x1.5554f4p-3f, 0x1.57b474p-5f,
+    0x1.11f8a4p-7f};
 // log(m) = 2 s (1 + s^2/3 + ... + s^14/15), s = (m-1)/(m+1), |s| <= 0.172 (truncation 3.3e-14 rel)
 inline constexpr double kLogAtanh[] = {0x1p+0, 0x1.5555555555555p-2, 0x1.999999999999ap-3, 0x1.2492492492492p-3,
     0x1.c71c71c71c71cp-4, 0x1.745d1745d1746p-4, 0x1.3b13b13b13b14p-4, 0x1.1111111111111p-4};

@@ -10,15 +10,25 @@ constexpr size_t kRowLanes = 64;
 constexpr size_t kAccs = kRowLanes / kLanes;  // vectors of partial accumulators
 static_assert(kRowLanes % kLanes == 0);
 
-// acc[j] for j < 64 folded by v[j] += v[j + w], w = 32, 16, ..., 1.
-template <typename Op>
-float TreeFold(const Vec (&acc)[kAccs], const Op& op) {
+// acc[j] for j < 64 folded by v[j] = op(v[j], v[j + w]), w = 32, 16, ..., 1:
+// the levels with w >= kLanes a vector at a time (vop, the same operation on
+// lanes), the rest one float at a time (op): the same pairs on every path.
+template <typename VOp, typename Op>
+VECTOR_INLINE float TreeFold(const Vec (&acc)[kAccs], const VOp& vop, const Op& op) {
   alignas(64) float v[kRowLanes];
   for (size_t a = 0; a < kAccs; ++a) Isa::Store(v + a * kLanes, acc[a]);
-  for (size_t w = kRowLanes / 2; w >= 1; w /= 2) {
+  size_t w = kRowLanes / 2;
+  for (; w >= kLanes; w /= 2) {
+    for (size_t j = 0; j < w; j += kLanes) Isa::Store(v + j, vop(Isa::Load(v + j), Isa::Load(v + j + w)));
+  }
+  for (; w >= 1; w /= 2) {
     for (size_t j = 0; j < w; ++j) v[j] = op(v[j], v[j + w]);
   }
   return v[0];
+}
+
+VECTOR_INLINE float TreeSum(const Vec (&acc)[kAccs]) {
+  return TreeFold(acc, [](Vec a, Vec b) { return Isa::Add(a, b); }, [](float a, float b) { return a + b; });
 }
 
 // Lane numbers 0, 1, ..., kLanes - 1 (for masking a padded tail).
@@ -26,12 +36,6 @@ Vec LaneIndex() {
   alignas(64) float idx[kLanes];
   for (int l = 0; l < kLanes; ++l) idx[l] = static_cast<float>(l);
   return Isa::Load(idx);
-}
-
-float FirstLane(Vec v) {
-  alignas(64) float lanes[kLanes];
-  Isa::Store(lanes, v);
-  return lanes[0];
 }
 
 // Calls f(vector, i, accumulator index, valid lanes) for the elements of a
@@ -83,9 +87,12 @@ float ReduceRowAs(ReduceKind kind, const void* x, size_t n) {
   });
   if (Isa::Any(nan)) return NAN;
   switch (kind) {
-    case ReduceKind::kSum: return TreeFold(acc, [](float a, float b) { return a + b; });
-    case ReduceKind::kMax: return TreeFold(acc, [](float a, float b) { return b > a ? b : a; });
-    case ReduceKind::kMin: return TreeFold(acc, [](float a, float b) { return b < a ? b : a; });
+    case ReduceKind::kSum: return TreeSum(acc);
+    // Isa::Max(b, a) is b > a ? b : a, as the float step.
+    case ReduceKind::kMax:
+      return TreeFold(acc, [](Vec a, Vec b) { return Isa::Max(b, a); }, [](float a, float b) { return b > a ? b : a; });
+    case ReduceKind::kMin:
+      return TreeFold(acc, [](Vec a, Vec b) { return Isa::Min(b, a); }, [](float a, float b) { return b < a ? b : a; });
   }
   return 0;
 }
@@ -115,6 +122,53 @@ void ReduceIntoKernel(ReduceKind kind, VecSrc x, float* acc, size_t n) {
 
 // ---- Welford statistics ------------------------------------------------------------
 
+// Chan et al.'s pairwise combination of 64 partial (count, mean, M2), in
+// double, in the fixed tree order; the result lands in lane 0. Equal counts
+// (every pair of a row that is a multiple of 64): nb / total is exactly 1/2
+// and na nb / total exactly na / 2: the same bits, which kEqualCounts (and the
+// scalar steps) use to skip the divisions.
+template <bool kEqualCounts>
+VECTOR_INLINE void ChanTree(double (&cnt)[kRowLanes], double (&mu)[kRowLanes], double (&ss)[kRowLanes]) {
+  using D = typename Isa::D;
+  constexpr size_t kDLanes = kLanes / kParts;
+  for (size_t w = kRowLanes / 2; w >= 1; w /= 2) {
+    size_t j = 0;
+    for (; kDLanes > 1 && j + kDLanes <= w; j += kDLanes) {  // the same steps, kDLanes pairs at a time
+      const DVec na = D::Load(cnt + j), nb = D::Load(cnt + j + w), total = D::Add(na, nb);
+      const DVec ma = D::Load(mu + j), sa = D::Load(ss + j);
+      const DVec delta = D::Sub(D::Load(mu + j + w), ma);
+      DVec f = D::Set(0.5), g = D::Mul(na, D::Set(0.5));
+      if constexpr (!kEqualCounts) {
+        const typename D::Mask eq = D::Eq(na, nb);
+        f = D::Select(eq, f, D::Div(nb, total));
+        g = D::Select(eq, g, D::Div(D::Mul(na, nb), total));
+      }
+      const DVec next_mu = D::Add(ma, D::Mul(delta, f));
+      const DVec next_ss = D::Add(sa, D::Add(D::Load(ss + j + w), D::Mul(D::Mul(delta, delta), g)));
+      if constexpr (kEqualCounts) {
+        D::Store(mu + j, next_mu);
+        D::Store(ss + j, next_ss);
+        D::Store(cnt + j, total);
+      } else {
+        const typename D::Mask empty = D::Eq(nb, D::Set(0.0));
+        D::Store(mu + j, D::Select(empty, ma, next_mu));
+        D::Store(ss + j, D::Select(empty, sa, next_ss));
+        D::Store(cnt + j, D::Select(empty, na, total));
+      }
+    }
+    for (; j < w; ++j) {
+      const double na = cnt[j], nb = cnt[j + w], total = na + nb;
+      if (nb == 0) continue;
+      const double delta = mu[j + w] - mu[j];
+      const bool eq = kEqualCounts || na == nb;
+      const double f = eq ? 0.5 : nb / total, g = eq ? na * 0.5 : na * nb / total;
+      mu[j] = mu[j] + delta * f;
+      ss[j] = ss[j] + (ss[j + w] + delta * delta * g);
+      cnt[j] = total;
+    }
+  }
+}
+
 // Per partial lane: count, mean and M2 updated in element order; lanes a
 // padded tail does not reach keep their state. 1/k is rounded once per round
 // (the same for every lane), so no division per element.
@@ -137,7 +191,6 @@ Moments MomentsAs(const void* x, size_t n) {
     mean[a] = next_mean;
     m2[a] = next_m2;
   });
-  // Chan et al.'s pairwise combination, in double, in the fixed tree order.
   alignas(64) float means[kRowLanes], m2s[kRowLanes];
   for (size_t a = 0; a < kAccs; ++a) Isa::Store(means + a * kLanes, mean[a]), Isa::Store(m2s + a * kLanes, m2[a]);
   alignas(64) double cnt[kRowLanes], mu[kRowLanes], ss[kRowLanes];
@@ -146,34 +199,10 @@ Moments MomentsAs(const void* x, size_t n) {
     mu[j] = means[j];
     ss[j] = m2s[j];
   }
-  // Equal counts (every pair of a row that is a multiple of 64): nb / total
-  // is exactly 1/2 and na nb / total exactly na / 2: the same bits, which the
-  // scalar steps use to skip the divisions.
-  using D = typename Isa::D;
-  constexpr size_t kDLanes = kLanes / kParts;
-  for (size_t w = kRowLanes / 2; w >= 1; w /= 2) {
-    size_t j = 0;
-    for (; kDLanes > 1 && j + kDLanes <= w; j += kDLanes) {  // the same steps, kDLanes pairs at a time
-      const DVec na = D::Load(cnt + j), nb = D::Load(cnt + j + w), total = D::Add(na, nb);
-      const DVec ma = D::Load(mu + j), sa = D::Load(ss + j);
-      const DVec delta = D::Sub(D::Load(mu + j + w), ma);
-      const typename D::Mask eq = D::Eq(na, nb), empty = D::Eq(nb, D::Set(0.0));
-      const DVec f = D::Select(eq, D::Set(0.5), D::Div(nb, total));
-      const DVec g = D::Select(eq, D::Mul(na, D::Set(0.5)), D::Div(D::Mul(na, nb), total));
-      const DVec next_ss = D::Add(sa, D::Add(D::Load(ss + j + w), D::Mul(D::Mul(delta, delta), g)));
-      D::Store(mu + j, D::Select(empty, ma, D::Add(ma, D::Mul(delta, f))));
-      D::Store(ss + j, D::Select(empty, sa, next_ss));
-      D::Store(cnt + j, D::Select(empty, na, total));
-    }
-    for (; j < w; ++j) {
-      const double na = cnt[j], nb = cnt[j + w], total = na + nb;
-      if (nb == 0) continue;
-      const double delta = mu[j + w] - mu[j];
-      const double f = na == nb ? 0.5 : nb / total, g = na == nb ? na * 0.5 : na * nb / total;
-      mu[j] = mu[j] + delta * f;
-      ss[j] = ss[j] + (ss[j + w] + delta * delta * g);
-      cnt[j] = total;
-    }
+  if (n > 0 && n % kRowLanes == 0) {
+    ChanTree<true>(cnt, mu, ss);
+  } else {
+    ChanTree<false>(cnt, mu, ss);
   }
   return {mu[0], ss[0]};
 }
@@ -231,6 +260,16 @@ float BlockMax(const void* x, size_t i, size_t len, VMask& nan) {
   return r;
 }
 
+// e^(x - max) of an element: an fp16 output needs ExpForHalf's accuracy only.
+template <Storage O>
+VECTOR_INLINE Vec SoftmaxExp(Vec d) {
+  if constexpr (O == Storage::kF16) {
+    return ExpForHalf(d);
+  } else {
+    return Exp(d);
+  }
+}
+
 template <Storage S, Storage O>
 uint64_t SoftmaxRowAs(const void* x, void* y, size_t n, bool log, bool sat, float* scratch) {
   if (n == 0) return 0;
@@ -258,7 +297,7 @@ uint64_t SoftmaxRowAs(const void* x, void* y, size_t n, bool log, bool sat, floa
     const Vec mv = Isa::Set(running);
     // Block-relative accumulator slots: blocks are multiples of 64, so i mod 64 holds.
     ForRowVectors<S>(static_cast<const ElemOf<S>*>(x) + i0, len, [&](Vec v, size_t i, auto a, size_t count) {
-      const Vec e = Exp(Isa::Sub(v, mv));
+      const Vec e = SoftmaxExp<O>(Isa::Sub(v, mv));
       if (count == kLanes) {
         acc[a] = Isa::Add(acc[a], e);
         if (!log) Isa::Store(e_row + i0 + i, e);
@@ -269,19 +308,30 @@ uint64_t SoftmaxRowAs(const void* x, void* y, size_t n, bool log, bool sat, floa
       }
     });
   }
-  const float total = TreeFold(acc, [](float a, float b) { return a + b; });
+  const float total = TreeSum(acc);
   const float top = Isa::Any(nan) ? NAN : running;
   if (log) {
     // y = (x - M) - log(S)
     const Vec mv = Isa::Set(top), lse = Log(Isa::Set(total));
     return Map1(VecSrc{x, S, false}, VecDst{y, O}, n, sat, [&](Vec v) { return Isa::Sub(Isa::Sub(v, mv), lse); });
   }
+  // Each block's e^(M_b - M) / S, from the same exponential as the elements,
+  // kLanes blocks at a time (in place of the maxima).
+  const Vec topv = Isa::Set(top), totalv = Isa::Set(total);
+  for (size_t b = 0; b < blocks; b += kLanes) {
+    const size_t c = std::min<size_t>(kLanes, blocks - b);
+    const Vec m = c == kLanes ? Isa::Load(block_max + b) : LoadTail<Storage::kF32>(block_max, b, c);
+    const Vec f = Isa::Div(Exp(Isa::Sub(m, topv)), totalv);
+    if (c == kLanes) {
+      Isa::Store(block_max + b, f);
+    } else {
+      StoreTail<Storage::kF32>(block_max, b, c, f, false);
+    }
+  }
   uint64_t over = 0;
   for (size_t b = 0; b < blocks; ++b) {
     const size_t i0 = b * kSoftmaxBlock, len = std::min(kSoftmaxBlock, n - i0);
-    // e^(M_b - M) / S, from the same exponential as the elements.
-    const float f = FirstLane(Isa::Div(Exp(Isa::Set(block_max[b] - top)), Isa::Set(total)));
-    const Vec fv = Isa::Set(f);
+    const Vec fv = Isa::Set(block_max[b]);
     over += Drive<O>(static_cast<ElemOf<O>*>(y) + i0, len, sat, [&](size_t i, size_t c) {
       const Vec e = c == kLanes ? Isa::Load(e_row + i0 + i) : LoadTail<Storage::kF32>(e_row + i0, i, c);
       return Isa::Mul(e, fv);
@@ -324,7 +374,7 @@ uint64_t SoftmaxColumnsAs(const void* x, void* y, size_t len, size_t stride, siz
     Vec sum = Isa::Zero();
     for (size_t r = 0; r < len; ++r) {
       const Vec d = Isa::Sub(load(r), m);
-      const Vec e = Exp(d);
+      const Vec e = SoftmaxExp<O>(d);
       sum = Isa::Add(sum, e);
       if (!log) {
         float* dst = O == Storage::kF32 ? reinterpret_cast<float*>(ys) + r * stride + j : scratch + r * width + j;

@@ -132,8 +132,9 @@ TEST(VectorOpsDeterminism, SameBitsOnEveryPathAndThreadCount) {
     DataType dt;
   };
   const int saved_threads = omp_get_max_threads();
-  const Case cases[] = {{"Softmax", v1::FLOAT32}, {"Softmax", v1::FLOAT16},   {"LayerNormalization", v1::FLOAT32},
-                        {"Gelu", v1::FLOAT16},    {"ReduceSum", v1::FLOAT32}, {"Tanh", v1::FLOAT32}};
+  const Case cases[] = {{"Softmax", v1::FLOAT32},   {"Softmax", v1::FLOAT16}, {"LayerNormalization", v1::FLOAT32},
+                        {"LayerNormalization", v1::FLOAT16}, {"Gelu", v1::FLOAT16}, {"Exp", v1::FLOAT16},
+                        {"Sigmoid", v1::FLOAT16}, {"ReduceSum", v1::FLOAT32}, {"Tanh", v1::FLOAT32}};
   for (const Case& cs : cases) {
     const HostTensor x = Tensor(cs.dt, {3, 1031}, v);
     const HostTensor gamma = Tensor(cs.dt, {1031}, std::vector<float>(1031, 1.5f));

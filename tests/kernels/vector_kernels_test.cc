@@ -145,7 +145,7 @@ TEST(VectorKernels, ReduceIntoKeepsNanAndOrder) {
 // Welford statistics of rows far from zero (mean 1e4, std ~1): the naive
 // E[x^2] - E[x]^2 in fp32 loses everything here.
 TEST(VectorKernels, MomentsStayAccurateFarFromZero) {
-  for (size_t n : {1, 3, 64, 65, 1000, 4097}) {
+  for (size_t n : {1, 3, 64, 65, 1000, 1024, 4097}) {  // 64 and 1024: equal counts in every partial lane
     std::vector<float> x = RandomFloats(n, 9998, 10002, 21 + static_cast<uint32_t>(n));
     long double mean = 0;
     for (float v : x) mean += v;
@@ -169,7 +169,7 @@ TEST(VectorKernels, MomentsStayAccurateFarFromZero) {
 // by |x - max| (torch does the same): up to |x - max| ulp of the result, plus
 // a few ulp for exp, the sum (64 lanes and a tree) and the scaling.
 TEST(VectorKernels, SoftmaxRowsMatchLongDouble) {
-  for (size_t n : {1, 5, 255, 256, 257, 700, 1500}) {
+  for (size_t n : {1, 5, 255, 256, 257, 700, 1500, 17 * 256 + 5}) {  // the last: more blocks than lanes
     for (bool log : {false, true}) {
       std::vector<float> x = RandomFloats(n, -20, 20, 31 + static_cast<uint32_t>(n));
       if (n > 600) x[600] = 40.0f;
@@ -207,6 +207,39 @@ TEST(VectorKernels, SoftmaxRowsMatchLongDouble) {
   std::vector<float> inf_row(300, -kInf);
   VectorKernels().softmax_row(F32Src(inf_row.data()), F32Dst(y.data()), 300, false, false, scratch.data());
   for (float v : y) EXPECT_TRUE(std::isnan(v));  // as torch: exp(-inf - -inf)
+}
+
+// fp16 in, fp16 out (the shorter exponential, ExpForHalf): every result
+// within 0.51 fp16 ulp of long double's (the rounding's 0.5 and the fp32
+// pipeline's few 1e-7), rows and columns; the same bits on every path.
+TEST(VectorKernels, Fp16SoftmaxRoundsTheExactResult) {
+  for (size_t n : {7, 256, 1000, 17 * 256 + 5}) {
+    std::vector<float> x = RandomFloats(n, -12, 12, 51 + static_cast<uint32_t>(n));
+    if (n > 10) x[5] = -kInf;
+    const std::vector<half_bits> xh = ToHalves(x);
+    long double m = -kInf, s = 0;
+    for (half_bits h : xh) m = std::max<long double>(m, HalfToFloat(h));
+    for (half_bits h : xh) s += std::exp(HalfToFloat(h) - m);
+    std::vector<half_bits> first;
+    for (SimdPath p : RunnablePaths()) {
+      std::vector<half_bits> y(n), cols(n);
+      std::vector<float> scratch(SoftmaxScratchFloats(n)), col_scratch(n);
+      VectorKernelsFor(p).softmax_row(F16Src(xh.data()), F16Dst(y.data()), n, false, false, scratch.data());
+      // The column kernel on the same row: one softmax of n along an axis of stride 1.
+      VectorKernelsFor(p).softmax_columns(F16Src(xh.data()), F16Dst(cols.data()), n, 1, 1, false, false,
+                                          col_scratch.data());
+      double worst = 0, worst_cols = 0;
+      for (size_t i = 0; i < n; ++i) {
+        const long double ref = std::exp(HalfToFloat(xh[i]) - m) / s;
+        worst = std::max(worst, UlpErrorF16(y[i], ref));
+        worst_cols = std::max(worst_cols, UlpErrorF16(cols[i], ref));
+      }
+      EXPECT_LE(worst, 0.51) << "n=" << n << " " << SimdPathName(p);
+      EXPECT_LE(worst_cols, 0.51 + n / 2.0 * 0x1p-13) << "n=" << n << " " << SimdPathName(p);  // sequential sum
+      if (first.empty()) first = y;
+      EXPECT_EQ(y, first) << SimdPathName(p);
+    }
+  }
 }
 
 TEST(VectorKernels, SoftmaxColumnsMatchTheRowKernelsReference) {
