@@ -5,7 +5,7 @@
 // the same FLOP count. bench/vector_vs_torch.py runs it beside PyTorch.
 //
 //   npu-bench vector [--mib 64] [--reps 5] [--ops Gelu,Softmax] [--dtypes FLOAT16]
-//                    [--path auto|avx512|avx2|portable]
+//                    [--path auto|avx512|avx2|portable] [--cpu-time]
 //
 // One JSON line per op and dtype: GB/s moved (inputs read + output written, at
 // the tensor's dtype), GB/s of input alone, and the ratio to the triad's GB/s;
@@ -13,6 +13,7 @@
 // ratio to the GEMM's.
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -35,13 +36,25 @@ using graph::HostTensor;
 using graph::TensorType;
 using graph::DataType;
 
+// --cpu-time: the process's CPU seconds instead of wall seconds, so that one
+// thread on a shared machine is not charged for the time slices others take
+// (meaningless for more than one thread: their CPU times add up).
+bool g_cpu_time = false;
+
+double Now() {
+  if (!g_cpu_time) return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
 double Seconds(const std::function<void()>& fn, int reps) {
   fn();  // warm-up: first touch of the pages
   std::vector<double> t;
   for (int r = 0; r < reps; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
+    const double t0 = Now();
     fn();
-    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    t.push_back(Now() - t0);
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
@@ -92,6 +105,7 @@ struct VectorArgs {
   std::string ops;     // comma-separated filter; empty: all
   std::string dtypes = "FLOAT32,FLOAT16";
   std::string path = "auto";
+  bool cpu_time = false;
 };
 
 bool Wanted(const std::string& list, const std::string& name) {
@@ -138,6 +152,7 @@ void RunDepthwise(const device::DevicePreset& preset, int reps) {
 int RunVectorBench(const VectorArgs& args) {
   const int64_t mib = args.mib;
   const int reps = args.reps;
+  g_cpu_time = args.cpu_time;
   const device::DevicePreset preset = device::PresetByName("ascend910b").value();
   const kernels::SimdPath path = args.path == "avx512"     ? kernels::SimdPath::kAvx512
                                  : args.path == "avx2"     ? kernels::SimdPath::kAvx2
@@ -233,6 +248,8 @@ std::function<int()> SetupVectorBench(CLI::App& command) {
   command.add_option("--path", args->path, "the Vector kernels' SIMD path (the best one the CPU has: auto)")
       ->check(CLI::IsMember({"auto", "avx512", "avx2", "portable"}))
       ->capture_default_str();
+  command.add_flag("--cpu-time", args->cpu_time,
+                   "time by the process's CPU seconds, not wall seconds (one thread on a shared machine)");
   return [args] { return RunVectorBench(*args); };
 }
 
