@@ -217,10 +217,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   train->add_option("--seed", train_args.seed, "the rows' order each epoch, dropout")->capture_default_str();
   train->add_option("--metrics-csv", train_args.metrics_csv, "a row per epoch")->type_name("FILE.csv");
-  train->add_option("--save-onnx", train_args.save_onnx, "the trained model (an ONNX model given)")
+  train->add_option("--save-onnx", train_args.save_onnx, "the trained model as ONNX (npu run runs it)")
       ->type_name("OUT.onnx");
   train->add_option("--checkpoint", train_args.checkpoint, "write a checkpoint at the end")->type_name("FILE");
   train->add_option("--resume", train_args.resume, "start from a checkpoint")->type_name("FILE");
+  train->add_option("--trace", train_args.trace, "Chrome trace of the last full-batch step, every device")
+      ->type_name("FILE.json");
 
   // Listed in --help; run by RunMigrate before parsing, since its options are the tool's.
   app.add_subcommand("migrate",
@@ -275,6 +277,7 @@ int main(int argc, char** argv) {
   } else if (*run) {
     status = cli::RunRunCommand(**client, run_args, std::cout, std::cerr);
   } else if (*train) {
+    train_args.progress = isatty(STDOUT_FILENO) != 0;  // a bar per epoch on a terminal, none in logs and pipes
     status = cli::RunTrainCommand(**client, train_args, std::cout, std::cerr);
   } else if (*load) {
     absl::StatusOr<std::vector<int>> levels = load_concurrency_range.empty()

@@ -48,7 +48,7 @@ int DevicePid(const std::string& device) {
 
 class EventWriter {
  public:
-  EventWriter(std::ostream& out, int pid, double clock_mhz) : out_(out), pid_(pid), mhz_(clock_mhz) {}
+  explicit EventWriter(std::ostream& out) : out_(out) {}
 
   void Meta(const char* what, int tid, const std::string& args) {
     Begin();
@@ -68,7 +68,12 @@ class EventWriter {
     out_ << "{\"name\":\"" << name << "\",\"ph\":\"C\",\"pid\":" << pid_ << absl::StrFormat(",\"ts\":%.6f", Us(at))
          << ",\"args\":{\"elements\":" << value << "}}";
   }
-  void set_origin(uint64_t cycle) { origin_ = cycle; }
+  // The device whose events follow: its pid, clock, and the cycle its run arrived.
+  void set_device(int pid, double clock_mhz, uint64_t origin) {
+    pid_ = pid;
+    mhz_ = clock_mhz;
+    origin_ = origin;
+  }
 
  private:
   void Begin() {
@@ -80,24 +85,17 @@ class EventWriter {
   }
 
   std::ostream& out_;
-  const int pid_;
-  const double mhz_;
+  int pid_ = 0;
+  double mhz_ = 1;
   uint64_t origin_ = 0;
   bool first_ = true;
 };
 
-}  // namespace
+double ClockOf(const npu::v1::Profile& profile) { return profile.clock_mhz() > 0 ? profile.clock_mhz() : 1.0; }
 
-void WriteChromeTrace(const npu::v1::Profile& profile, std::ostream& out) {
-  const double mhz = profile.clock_mhz() > 0 ? profile.clock_mhz() : 1.0;
-  const int pid = DevicePid(profile.device());
-  out << "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"model_version\":" << JsonString(profile.model_version())
-      << ",\"preset\":" << JsonString(profile.preset()) << ",\"clock_mhz\":" << mhz
-      << ",\"start_cycle\":" << profile.start_cycle() << ",\"end_cycle\":" << profile.end_cycle()
-      << ",\"note\":\"modeled cycles, not measured; ts counts from the run's arrival (start_cycle)\"},"
-         "\"traceEvents\":[";
-  EventWriter w(out, pid, mhz);
-  w.set_origin(profile.start_cycle());
+// One device's run: its process, tracks and events.
+void WriteDeviceEvents(const npu::v1::Profile& profile, EventWriter& w) {
+  w.set_device(DevicePid(profile.device()), ClockOf(profile), profile.start_cycle());
   w.Meta("process_name", 0, absl::StrCat("\"name\":", JsonString(absl::StrCat(profile.device(), " (",
                                                                               profile.preset(), ")"))));
   w.Meta("thread_name", 0, "\"name\":\"ops\"");
@@ -158,16 +156,38 @@ void WriteChromeTrace(const npu::v1::Profile& profile, std::ostream& out) {
       }
     }
   }
+}
+
+}  // namespace
+
+void WriteChromeTrace(absl::Span<const npu::v1::Profile> profiles, std::ostream& out) {
+  const npu::v1::Profile& first = profiles.empty() ? npu::v1::Profile::default_instance() : profiles[0];
+  out << "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"model_version\":" << JsonString(first.model_version())
+      << ",\"preset\":" << JsonString(first.preset()) << ",\"clock_mhz\":" << ClockOf(first)
+      << ",\"start_cycle\":" << first.start_cycle() << ",\"end_cycle\":" << first.end_cycle()
+      << ",\"note\":\"modeled cycles, not measured; ts counts from the run's arrival (start_cycle)"
+      << (profiles.size() > 1 ? " on each device (start_cycle, end_cycle: the first's)" : "") << "\"},"
+      << "\"traceEvents\":[";
+  EventWriter w(out);
+  for (const npu::v1::Profile& profile : profiles) WriteDeviceEvents(profile, w);
   out << "\n]}\n";
 }
 
-absl::Status WriteChromeTraceFile(const npu::v1::Profile& profile, const std::string& path) {
+void WriteChromeTrace(const npu::v1::Profile& profile, std::ostream& out) {
+  WriteChromeTrace(absl::MakeConstSpan(&profile, 1), out);
+}
+
+absl::Status WriteChromeTraceFile(absl::Span<const npu::v1::Profile> profiles, const std::string& path) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   if (!f) return absl::PermissionDeniedError(absl::StrCat("cannot write trace \"", path, "\""));
-  WriteChromeTrace(profile, f);
+  WriteChromeTrace(profiles, f);
   f.close();
   if (!f) return absl::DataLossError(absl::StrCat("error writing trace \"", path, "\""));
   return absl::OkStatus();
+}
+
+absl::Status WriteChromeTraceFile(const npu::v1::Profile& profile, const std::string& path) {
+  return WriteChromeTraceFile(absl::MakeConstSpan(&profile, 1), path);
 }
 
 }  // namespace npu::client::cli

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/types/span.h"
 #include "npu/v1/profile.pb.h"
 
 namespace npu::client::cli {
@@ -26,5 +27,9 @@ namespace npu::client::cli {
 //   counter:    "overflow", the results each op saturated or made inf/NaN
 void WriteChromeTrace(const npu::v1::Profile& profile, std::ostream& out);
 absl::Status WriteChromeTraceFile(const npu::v1::Profile& profile, const std::string& path);
+// Several devices' runs of one step (a data-parallel training step): one
+// process per device, each placed from its own run's arrival.
+void WriteChromeTrace(absl::Span<const npu::v1::Profile> profiles, std::ostream& out);
+absl::Status WriteChromeTraceFile(absl::Span<const npu::v1::Profile> profiles, const std::string& path);
 
 }  // namespace npu::client::cli

@@ -6,7 +6,6 @@
 #include <fstream>
 #include <iterator>
 #include <numeric>
-#include <random>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -14,7 +13,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "client/cli/chrome_trace.h"
 #include "client/cli/cli_status.h"
+#include "client/cli/epoch_order.h"
+#include "client/cli/train_progress.h"
 #include "client/graph_json.h"
 #include "client/npz.h"
 #include "client/trainer.h"
@@ -152,27 +154,38 @@ absl::Status RunTrainCommand(Client& client, const TrainCommandArgs& a, std::ost
     if (!csv) return UsageError(absl::PermissionDeniedError(absl::StrCat("cannot write \"", a.metrics_csv, "\"")));
     csv << "epoch,train_loss,val_loss,val_accuracy,loss_scale,skipped_steps,device_time_us,host_time_ms\n";
   }
-  std::vector<int64_t> order(train_rows), val(val_rows);
+  std::vector<int64_t> val(val_rows);
   std::iota(val.begin(), val.end(), static_cast<int64_t>(train_rows));
   const v1::Tensor val_x = Gather(x, val, 0, val_rows), val_y = Gather(y, val, 0, val_rows);
-  std::mt19937_64 rng(a.seed);
+  EpochOrder orders(train_rows, a.seed);
+  const size_t batch = static_cast<size_t>(a.batch_size);
+  const int64_t steps = static_cast<int64_t>((train_rows + batch - 1) / batch);
+  std::vector<v1::Profile> traced;  // --trace: the last full-batch step's profile, per device
   for (int64_t epoch = 1; epoch <= a.epochs; ++epoch) {
     const auto start = std::chrono::steady_clock::now();
-    std::iota(order.begin(), order.end(), 0);
-    std::shuffle(order.begin(), order.end(), rng);
+    const std::vector<int64_t> order = orders.Next();
+    TrainProgress progress(out, a.progress, epoch, a.epochs, steps);
     double loss_sum = 0, device_us = 0, scale = 0;
     int64_t skipped = 0;
-    for (size_t b = 0; b < train_rows; b += static_cast<size_t>(a.batch_size)) {
-      const size_t e = std::min(train_rows, b + static_cast<size_t>(a.batch_size));
+    for (size_t b = 0; b < train_rows; b += batch) {
+      const size_t e = std::min(train_rows, b + batch);
       auto step = (*trainer)->Step(Gather(x, order, b, e), Gather(y, order, b, e), /*profile=*/true);
-      if (!step.ok()) return step.status();
+      if (!step.ok()) {
+        progress.Clear();
+        return step.status();
+      }
       loss_sum += step->loss() * static_cast<double>(e - b);
       skipped += step->skipped();
       scale = step->next_loss_scale();
       double slowest = 0;  // the devices run a step side by side
       for (const v1::Profile& p : step->profiles()) slowest = std::max(slowest, p.device_time_us());
       device_us += slowest;
+      if (!a.trace.empty() && (e - b == batch || traced.empty())) {
+        traced.assign(step->profiles().begin(), step->profiles().end());
+      }
+      progress.Update(static_cast<int64_t>(b / batch) + 1, static_cast<int64_t>(e), loss_sum / static_cast<double>(e));
     }
+    progress.Clear();
     double val_loss = 0, val_accuracy = 0;
     if (val_rows > 0) {
       auto eval = (*trainer)->Evaluate(val_x, val_y);
@@ -198,6 +211,10 @@ absl::Status RunTrainCommand(Client& client, const TrainCommandArgs& a, std::ost
     auto exported = (*trainer)->Export(v1::ExportRequest::ONNX);
     if (!exported.ok()) return exported.status();
     if (auto s = WriteFile(a.save_onnx, exported->onnx_model(), "trained model"); !s.ok()) return UsageError(s);
+  }
+  if (!a.trace.empty() && !traced.empty()) {
+    if (auto s = WriteChromeTraceFile(traced, a.trace); !s.ok()) return UsageError(s);
+    out << "trace of the last full-batch step -> " << a.trace << " (open in https://ui.perfetto.dev)\n";
   }
   if (!a.checkpoint.empty()) {
     auto c = (*trainer)->SaveCheckpoint();

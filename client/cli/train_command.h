@@ -33,6 +33,8 @@ struct TrainCommandArgs {
   std::string save_onnx;
   std::string checkpoint;              // written at the end
   std::string resume;                  // read before the first step
+  std::string trace;                   // the Chrome trace of the last full-batch step, every device's
+  bool progress = false;               // a progress bar per epoch (stdout is a terminal)
 };
 
 absl::Status RunTrainCommand(Client& client, const TrainCommandArgs& args, std::ostream& out, std::ostream& err);

@@ -48,6 +48,7 @@ for args in "" "bogus" "run" "--timeout x devices" "load --concurrency 0 g.json"
 done
 expect 0 "MODEL\.onnx" "$npu" run --help
 expect 0 "--loss-scale" "$npu" train --help
+expect 0 "--trace FILE.json .*full-batch step" "$npu" train --help
 expect 2 "^npu: error: --data is required" "$npu" train m.onnx
 expect 0 "^usage: npu migrate .*SCRIPT\.py" "$npu" migrate --help  # the Python tool's own help
 expect 2 "required: SCRIPT\.py" "$npu" migrate
