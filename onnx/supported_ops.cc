@@ -2,8 +2,12 @@
 
 namespace npu::onnxio {
 
-const std::map<std::string, std::set<std::string>>& SupportedOps() {
-  static const auto* ops = new std::map<std::string, std::set<std::string>>{
+namespace {
+
+using OpAttributes = std::map<std::string, std::set<std::string>>;
+
+const OpAttributes& StandardOps() {
+  static const auto* ops = new OpAttributes{
       {"Abs", {}}, {"Add", {}}, {"And", {}}, {"ArgMax", {"axis", "keepdims", "select_last_index"}},
       {"AveragePool", {"kernel_shape", "strides", "pads", "dilations", "ceil_mode", "auto_pad", "count_include_pad"}},
       {"BatchNormalization", {"epsilon", "momentum", "training_mode", "spatial"}},
@@ -40,7 +44,13 @@ const std::map<std::string, std::set<std::string>>& SupportedOps() {
       {"Split", {"axis", "split", "num_outputs"}}, {"Sqrt", {}}, {"Squeeze", {"axes"}}, {"Sub", {}}, {"Sum", {}},
       {"Tanh", {}}, {"Tile", {}}, {"TopK", {"axis", "largest", "sorted"}}, {"Trilu", {"upper"}}, {"Transpose", {"perm"}}, {"Unsqueeze", {"axes"}}, {"Where", {}}, {"Xor", {}},
       {"SoftmaxCrossEntropyLoss", {"reduction", "ignore_index"}},
-      // Training ops (ONNX Runtime's names for the gradients), as training graphs hold them.
+  };
+  return *ops;
+}
+
+// ONNX Runtime's names for the gradients, and the update and NPU ops, as training graphs hold them.
+const OpAttributes& TrainingOps() {
+  static const auto* ops = new OpAttributes{
       {"AveragePoolGrad", {"kernel_shape", "strides", "pads", "dilations", "ceil_mode", "auto_pad", "count_include_pad"}},
       {"BatchNormalizationGrad", {"epsilon", "momentum", "training_mode", "spatial"}},
       {"ConvGrad", {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}},
@@ -55,5 +65,18 @@ const std::map<std::string, std::set<std::string>>& SupportedOps() {
   };
   return *ops;
 }
+
+}  // namespace
+
+const std::map<std::string, std::set<std::string>>& SupportedOps() {
+  static const auto* ops = [] {
+    auto* all = new OpAttributes(StandardOps());
+    all->insert(TrainingOps().begin(), TrainingOps().end());
+    return all;
+  }();
+  return *ops;
+}
+
+bool IsTrainingOp(const std::string& op_type) { return TrainingOps().contains(op_type); }
 
 }  // namespace npu::onnxio

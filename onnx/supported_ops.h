@@ -11,4 +11,9 @@ namespace npu::onnxio {
 
 const std::map<std::string, std::set<std::string>>& SupportedOps();
 
+// Ops of the server's training graphs (gradients under ONNX Runtime's names,
+// optimizer updates, NPUGetFloatStatus, HcclAllReduce), which SupportedOps
+// holds too but are not ONNX's own: an exported model must not have them.
+bool IsTrainingOp(const std::string& op_type);
+
 }  // namespace npu::onnxio
