@@ -3,10 +3,12 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "onnx/onnx_export.h"
 #include "onnx/onnx_import.h"
 #include "onnx/onnx_reweight.h"
 #include "server/graph/bounded_text.h"
 #include "server/graph/passes/prepare_graph.h"
+#include "server/graph/passes/shape_binding.h"
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/request_log.h"
 #include "server/rpc/tensor_codec.h"
@@ -46,18 +48,44 @@ absl::StatusOr<v1::Graph> ModelOf(const ServerState& state, const v1::CreateTrai
   }
 }
 
-// Plans the forward model as given (batch dims of -1 bound to 1), so that
+// Plans the forward model as given (batch dims of -1 bound to 1): so that
 // every malformed part (initializer bytes, unknown ops, shapes) is refused by
-// the planner, naming it, before the trainer reads a byte of it.
-absl::Status CheckForward(const ServerState& state, const v1::Graph& graph, const device::DevicePreset& preset) {
+// the planner, naming it, before the trainer reads a byte of it, and so that
+// an export knows its outputs' types.
+absl::StatusOr<std::shared_ptr<const graph::Plan>> PlanForward(const ServerState& state, const v1::Graph& graph,
+                                                               const device::DevicePreset& preset) {
   std::vector<graph::TensorType> types;
   for (const v1::ValueInfo& in : graph.inputs()) {
     graph::Shape shape(in.shape().begin(), in.shape().end());
     for (int64_t& d : shape) d = d == -1 ? 1 : d;
     types.push_back({in.dtype(), shape});
   }
-  auto plan = graph::PreparePlan(std::make_shared<const v1::Graph>(graph), &types, preset, state.plan_limits());
-  return plan.status();
+  return graph::PreparePlan(std::make_shared<const v1::Graph>(graph), &types, preset, state.plan_limits());
+}
+
+// The trained Graph as ONNX, its outputs typed from a plan of it (their dims
+// unknown when the model's input dims are dynamic: the plan binds them to 1).
+absl::StatusOr<std::string> GraphAsOnnx(const ServerState& state, const train::Trainer& t) {
+  const v1::Graph trained = t.TrainedModel();
+  auto plan = PlanForward(state, trained, t.devices()[0]->preset());
+  if (!plan.ok()) return plan.status();
+  const bool dynamic = graph::HasDynamicInputs(trained);
+  std::vector<v1::ValueInfo> outputs;
+  for (int v : (*plan)->outputs) {
+    const graph::TensorType& type = (*plan)->values[v].type;
+    v1::ValueInfo& info = outputs.emplace_back();
+    info.set_dtype(type.dtype);
+    for (int64_t d : type.shape) info.add_shape(dynamic ? -1 : d);
+  }
+  return onnxio::ExportOnnx(trained, outputs);
+}
+
+// The ONNX model a trainer was made from, with its trained weights.
+absl::StatusOr<std::string> ReweightedOnnx(const HostedTrainer& hosted) {
+  const train::Trainer& t = *hosted.trainer;
+  std::vector<std::string> names = t.spec().params;
+  names.insert(names.end(), t.spec().buffers.begin(), t.spec().buffers.end());
+  return onnxio::ReweightOnnx(hosted.onnx_model, t.TrainedModel(), names);
 }
 
 }  // namespace
@@ -112,7 +140,7 @@ absl::Status TrainingServiceImpl::DoCreate(const std::string& tenant, const v1::
   }
   auto graph = ModelOf(state_, req);
   if (!graph.ok()) return graph.status();
-  if (auto s = CheckForward(state_, *graph, devices[0]->preset()); !s.ok()) return s;
+  if (auto plan = PlanForward(state_, *graph, devices[0]->preset()); !plan.ok()) return plan.status();
   auto spec = train::DescribeModel(*std::move(graph), {req.trainable().begin(), req.trainable().end()});
   if (!spec.ok()) return spec.status();
   auto trainer = train::Trainer::Create(*std::move(spec), *config, devices);
@@ -131,12 +159,26 @@ absl::Status TrainingServiceImpl::DoCreate(const std::string& tenant, const v1::
   return absl::OkStatus();
 }
 
-absl::Status TrainingServiceImpl::DoStep(const std::string& tenant, const v1::StepRequest& req,
-                                         v1::StepResponse* resp) {
+TrainingServiceImpl::CallToken TrainingServiceImpl::WatchCall(const grpc::ServerContext& ctx, const char* what) {
+  CallToken t;
+  t.watch = watcher_.Start(ctx, t.token, what);
+  return t;
+}
+
+absl::Status TrainingServiceImpl::CountCancelled(absl::Status status) {
+  if (status.code() == absl::StatusCode::kDeadlineExceeded || status.code() == absl::StatusCode::kCancelled) {
+    state_.counters.runs_cancelled.fetch_add(1);
+  }
+  return status;
+}
+
+absl::Status TrainingServiceImpl::DoStep(const std::string& tenant, const grpc::ServerContext& ctx,
+                                         const v1::StepRequest& req, v1::StepResponse* resp) {
   auto b = BatchFor(tenant, req.trainer_id(), req.x(), req.labels());
   if (!b.ok()) return b.status();
-  auto r = b->hosted->trainer->Step(b->x, b->labels, req.profile());
-  if (!r.ok()) return r.status();
+  const CallToken call = WatchCall(ctx, "the step");
+  auto r = b->hosted->trainer->Step(b->x, b->labels, req.profile(), call.token);
+  if (!r.ok()) return CountCancelled(r.status());
   resp->set_step(r->step);
   resp->set_loss(r->loss);
   resp->set_loss_scale(r->loss_scale);
@@ -147,12 +189,13 @@ absl::Status TrainingServiceImpl::DoStep(const std::string& tenant, const v1::St
   return absl::OkStatus();
 }
 
-absl::Status TrainingServiceImpl::DoEvaluate(const std::string& tenant, const v1::EvaluateRequest& req,
-                                             v1::EvaluateResponse* resp) {
+absl::Status TrainingServiceImpl::DoEvaluate(const std::string& tenant, const grpc::ServerContext& ctx,
+                                             const v1::EvaluateRequest& req, v1::EvaluateResponse* resp) {
   auto b = BatchFor(tenant, req.trainer_id(), req.x(), req.labels());
   if (!b.ok()) return b.status();
-  auto r = b->hosted->trainer->Evaluate(b->x, b->labels);
-  if (!r.ok()) return r.status();
+  const CallToken call = WatchCall(ctx, "the evaluation");
+  auto r = b->hosted->trainer->Evaluate(b->x, b->labels, call.token);
+  if (!r.ok()) return CountCancelled(r.status());
   resp->set_loss(r->loss);
   resp->set_correct(r->correct);
   resp->set_count(r->count);
@@ -177,13 +220,9 @@ absl::Status TrainingServiceImpl::DoExport(const std::string& tenant, const v1::
   switch (req.format()) {
     case v1::ExportRequest::NPU_GRAPH: *resp->mutable_graph() = t.TrainedModel(); return absl::OkStatus();
     case v1::ExportRequest::ONNX: {
-      if ((*hosted)->onnx_model.empty()) {
-        return absl::FailedPreconditionError(
-            "the trainer was made from an npu.v1.Graph, not an ONNX model: export it as NPU_GRAPH");
-      }
-      std::vector<std::string> names = t.spec().params;
-      names.insert(names.end(), t.spec().buffers.begin(), t.spec().buffers.end());
-      auto onnx = onnxio::ReweightOnnx((*hosted)->onnx_model, t.TrainedModel(), names);
+      // A trainer made from a Graph exports that graph as ONNX; one made from
+      // ONNX gives back its own model (nodes, opset, metadata) with the trained weights.
+      auto onnx = (*hosted)->onnx_model.empty() ? GraphAsOnnx(state_, t) : ReweightedOnnx(**hosted);
       if (!onnx.ok()) return onnx.status();
       resp->set_onnx_model(*std::move(onnx));
       return absl::OkStatus();
@@ -200,12 +239,14 @@ grpc::Status TrainingServiceImpl::CreateTrainer(grpc::ServerContext* ctx, const 
 }
 
 grpc::Status TrainingServiceImpl::Step(grpc::ServerContext* ctx, const v1::StepRequest* req, v1::StepResponse* resp) {
-  return Serve(state_, "Step", ctx, true, [&](const std::string& tenant) { return DoStep(tenant, *req, resp); });
+  return Serve(state_, "Step", ctx, true,
+               [&](const std::string& tenant) { return DoStep(tenant, *ctx, *req, resp); });
 }
 
 grpc::Status TrainingServiceImpl::Evaluate(grpc::ServerContext* ctx, const v1::EvaluateRequest* req,
                                            v1::EvaluateResponse* resp) {
-  return Serve(state_, "Evaluate", ctx, true, [&](const std::string& tenant) { return DoEvaluate(tenant, *req, resp); });
+  return Serve(state_, "Evaluate", ctx, true,
+               [&](const std::string& tenant) { return DoEvaluate(tenant, *ctx, *req, resp); });
 }
 
 grpc::Status TrainingServiceImpl::Export(grpc::ServerContext* ctx, const v1::ExportRequest* req,

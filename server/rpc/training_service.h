@@ -1,10 +1,13 @@
 // npu.v1 TrainingService (protos/npu/v1/training.proto, docs/training.md):
 // trainers per tenant over server/train's Trainer. A Step runs on the
 // trainer's devices through the runner like any run; calls on one trainer are
-// serialised by it, calls on different trainers run at once.
+// serialised by it, calls on different trainers run at once. A Step or
+// Evaluate whose client gives up (cancels, passes its deadline) stops its
+// device work (call_watch.h) and changes nothing.
 #pragma once
 
 #include "npu/v1/training.grpc.pb.h"
+#include "server/rpc/call_watch.h"
 #include "server/rpc/server_state.h"
 #include "server/rpc/trainer_store.h"
 
@@ -30,8 +33,18 @@ class TrainingServiceImpl final : public v1::TrainingService::Service {
  private:
   absl::Status DoCreate(const std::string& tenant, const v1::CreateTrainerRequest& req,
                         v1::CreateTrainerResponse* resp);
-  absl::Status DoStep(const std::string& tenant, const v1::StepRequest& req, v1::StepResponse* resp);
-  absl::Status DoEvaluate(const std::string& tenant, const v1::EvaluateRequest& req, v1::EvaluateResponse* resp);
+  absl::Status DoStep(const std::string& tenant, const grpc::ServerContext& ctx, const v1::StepRequest& req,
+                      v1::StepResponse* resp);
+  absl::Status DoEvaluate(const std::string& tenant, const grpc::ServerContext& ctx, const v1::EvaluateRequest& req,
+                          v1::EvaluateResponse* resp);
+  // A token that fires when `ctx`'s client gives up, and its watch (counted
+  // in runs_cancelled when it stopped the work).
+  struct CallToken {
+    std::shared_ptr<device::CancelToken> token = std::make_shared<device::CancelToken>();
+    std::unique_ptr<CallWatcher::Watch> watch;
+  };
+  CallToken WatchCall(const grpc::ServerContext& ctx, const char* what);
+  absl::Status CountCancelled(absl::Status status);
   absl::Status DoExport(const std::string& tenant, const v1::ExportRequest& req, v1::ExportResponse* resp);
   // A batch tensor, inline (viewed in the request) or a tenant's handle.
   absl::StatusOr<graph::HostTensor> BatchTensor(const std::string& tenant, const v1::BatchTensor& t,
@@ -46,6 +59,7 @@ class TrainingServiceImpl final : public v1::TrainingService::Service {
 
   ServerState& state_;
   TrainerStore trainers_;
+  CallWatcher watcher_;
 };
 
 }  // namespace npu::rpc

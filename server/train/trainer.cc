@@ -188,8 +188,11 @@ absl::StatusOr<StepResult> Trainer::Step(const HostTensor& x, const HostTensor& 
     plans[d] = (*sp)->plan;
     bound[d] = *std::move(inputs);
   }
-  auto runs = RunOnDevices(plans, std::move(bound), profile, std::move(cancel));
+  auto runs = RunOnDevices(plans, std::move(bound), profile, cancel);
   if (!runs.ok()) return runs.status();
+  // A caller who gave up while the devices finished gets no update either:
+  // a cancelled step changes nothing (the replicas take the outputs below).
+  if (cancel != nullptr && cancel->cancelled()) return cancel->reason();
   std::vector<std::unordered_map<std::string, HostTensor>> outputs(static_cast<size_t>(n));
   for (int64_t d = 0; d < n; ++d) {
     graph::ExecResult& run = (*runs)[d];

@@ -68,6 +68,8 @@ class Trainer {
                                                          std::vector<device::Device*> devices);
 
   // One optimizer step on a global batch: x [B, ...] and labels/targets [B, ...].
+  // When `cancel` fires before the step is applied, its device work stops and
+  // the step changes nothing (the token's reason is returned).
   absl::StatusOr<StepResult> Step(const graph::HostTensor& x, const graph::HostTensor& labels, bool profile,
                                   std::shared_ptr<device::CancelToken> cancel = nullptr);
   // The loss (and accuracy, for cross_entropy) on a batch, on the first device.

@@ -142,9 +142,9 @@ class Trainer:
         return EvalResult(r.loss, r.correct, r.count, r.accuracy, predictions)
 
     def export(self, path=None, format="onnx"):
-        """The forward model with the trained parameters: ONNX bytes (a trainer
-        made from an ONNX model or torch module) or an npu.v1.Graph
-        (format="graph"); written to `path` when given."""
+        """The forward model with the trained parameters: ONNX bytes (the model
+        a trainer was made from, ONNX or a torch module, or its npu.v1.Graph as
+        ONNX) or an npu.v1.Graph (format="graph"); written to `path` when given."""
         formats = {"onnx": training_pb2.ExportRequest.ONNX, "graph": training_pb2.ExportRequest.NPU_GRAPH}
         r = self._client._training_call("Export", training_pb2.ExportRequest(
             trainer_id=self.id, format=_choice("format", format, formats)))
