@@ -1,13 +1,16 @@
 // The convolution's A operand, packed straight from the input planes
 // (kernels/cube_im2col.h), against its definition: row m is output pixel m,
 // column (ci, ky, kx) is input[ci][oy*sh - pt + ky*dh][ox*sw - pl + kx*dw]
-// rounded to fp16 (by the compiler's _Float16, not our converter), or 0 in the
+// rounded to fp16 (by the float64 formula below, not our converter), or 0 in the
 // padding. Bit for bit, over random geometries (strides 1 to 3, dilations,
 // padding, several images, 1x1 flat runs) and every sliver height, on
 // whichever SIMD path this CPU runs (AVX-512's masked packer, AVX2's, or the
 // portable one).
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -26,7 +29,17 @@ uint32_t Bits(float f) {
   return u;
 }
 
-float RoundToHalf(float f) { return static_cast<float>(static_cast<_Float16>(f)); }
+// Round to nearest even at fp16's precision: 11 significant bits, steps of
+// 2^-24 below the normal range, +-inf from 65520 up.
+float RoundToHalf(float f) {
+  const double x = f;
+  if (x == 0.0 || std::isnan(x)) return f;
+  const int e = std::max(std::ilogb(x), -14);
+  const double step = std::ldexp(1.0, e - 10);
+  const double r = std::nearbyint(x / step) * step;
+  if (std::fabs(r) > 65504.0) return std::copysign(std::numeric_limits<float>::infinity(), x);
+  return static_cast<float>(r);
+}
 
 TEST(CubeIm2Col, PackedSliversAreTheFp16RoundedInputWindows) {
   std::mt19937 rng(17);
