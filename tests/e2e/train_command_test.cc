@@ -25,20 +25,15 @@
 #include "absl/strings/str_split.h"
 #include "client/npy.h"
 #include "gtest/gtest.h"
+#include "tests/e2e/digits_case.h"
 #include "tests/e2e/server_process.h"
-#include "tests/generated_dir.h"
 
 namespace npu::testing {
 namespace {
 
 namespace fs = std::filesystem;
 
-fs::path Digits() {
-  static const fs::path dir = GeneratedDir(fs::path(NPU_SOURCE_DIR) / "tests/train/make_digits_case.py",
-                                           fs::path(NPU_BINARY_DIR) / "digits_case",
-                                           {fs::path(NPU_SOURCE_DIR) / "tests/train/graph_reference.py"});
-  return dir;
-}
+fs::path Digits() { return DigitsCase(); }
 
 struct Cli {
   int rc;

@@ -24,8 +24,8 @@
 #include "gtest/gtest.h"
 #include "npu/v1/training.grpc.pb.h"
 #include "tests/e2e/e2e_support.h"
+#include "tests/e2e/digits_case.h"
 #include "tests/e2e/server_process.h"
-#include "tests/generated_dir.h"
 
 namespace npu::testing {
 namespace {
@@ -505,8 +505,7 @@ TEST(TrainingServiceTest, AStepGivenUpByItsClientStopsAndChangesNothing) {
 // held-out images as Evaluate counted.
 TEST(TrainingServiceTest, AnOnnxMlpLearnsTheDigitsUnderO2AndExportsAsOnnx) {
   namespace fs = std::filesystem;
-  const fs::path dir = GeneratedDir(fs::path(NPU_SOURCE_DIR) / "tests/train/make_digits_case.py",
-                                    fs::path(NPU_BINARY_DIR) / "digits_case");
+  const fs::path dir = DigitsCase();
   ASSERT_FALSE(dir.empty());
   auto x = client::ReadNpy((dir / "x.npy").string());
   auto y = client::ReadNpy((dir / "y.npy").string());
