@@ -4,14 +4,13 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/vector_kernels.h"
+
 namespace npu::kernels {
 namespace {
 
 // The kernel taps [begin, end) of a window starting at `start` (stride of
 // `dilation`) that land in [0, extent).
-// ceil(a / b) for b > 0, 0 for a <= 0.
-int64_t CeilDiv(int64_t a, int64_t b) { return a <= 0 ? 0 : (a + b - 1) / b; }
-
 struct TapRange {
   int64_t begin = 0, end = 0;
 };
@@ -25,7 +24,13 @@ TapRange TapsInside(int64_t start, int64_t kernel, int64_t dilation, int64_t ext
 
 }  // namespace
 
-bool PaddingIsCheap(const StencilShape& s) { return s.PlaneFloats() <= 4 * s.h * s.w + (int64_t{1} << 16); }
+bool PaddingIsCheap(const StencilShape& s) {
+  // In double: strides and dilations a client sets may overflow int64 products.
+  const double rows = static_cast<double>(s.oh) + static_cast<double>(s.kh - 1) * s.dh / s.sh;
+  const double cols = static_cast<double>(s.ow) + static_cast<double>(s.kw - 1) * s.dw / s.sw;
+  const double plane = static_cast<double>(s.sh) * s.sw * (rows * cols + StencilShape::kSlack);
+  return plane <= 4.0 * s.h * s.w + 65536.0;
+}
 
 void StencilSkippingPadding(StencilOp op, const StencilShape& s, const float* const* planes, size_t channels,
                             const float* weights, float init, const float* divisor, float* out) {
@@ -54,41 +59,47 @@ void StencilSkippingPadding(StencilOp op, const StencilShape& s, const float* co
   }
 }
 
-void PadPlane(const StencilShape& s, const void* in, bool fp16, float pad, float* padded) {
-  const int64_t rows = s.PaddedRows(), phase = s.PhaseLen(), cols = s.sw * phase;
-  thread_local std::vector<float> row;
-  row.resize(static_cast<size_t>(s.w));
-  for (int64_t r = 0; r < rows; ++r) {
-    float* dst = padded + r * cols;
-    const int64_t iy = r - s.pt;
-    if (iy < 0 || iy >= s.h) {
-      std::fill(dst, dst + cols, pad);
-      continue;
-    }
-    if (fp16) {
-      HalfToFloatN(static_cast<const half_bits*>(in) + iy * s.w, row.data(), static_cast<size_t>(s.w));
-    } else {
-      const float* src = static_cast<const float*>(in) + iy * s.w;
-      std::copy(src, src + s.w, row.begin());
-    }
-    if (s.sw == 1) {  // one phase: pad, the row, pad
-      const int64_t lo = std::min(s.pl, cols), hi = std::min(s.pl + s.w, cols);
-      std::fill(dst, dst + lo, pad);
-      std::copy(row.begin(), row.begin() + (hi - lo), dst + lo);
-      std::fill(dst + hi, dst + cols, pad);
-      continue;
-    }
-    for (int64_t q = 0; q < s.sw; ++q) {  // phase q holds padded columns q, q + sw, q + 2 sw, ...
-      // Element j is input column q - pl + sw j: inside the row for j in [lo, hi).
-      const int64_t lo = std::min(phase, CeilDiv(s.pl - q, s.sw));
-      const int64_t hi = std::max(lo, std::min(phase, CeilDiv(s.w + s.pl - q, s.sw)));
-      float* d = dst + q * phase;
-      std::fill(d, d + lo, pad);
-      const float* src = row.data() + (q - s.pl);
-      for (int64_t j = lo; j < hi; ++j) d[j] = src[s.sw * j];
-      std::fill(d + hi, d + phase, pad);
+StencilPlan PlanStencil(const StencilShape& s, size_t channels) {
+  StencilPlan plan;
+  plan.shape = s;
+  plan.channels = channels;
+  plan.phase_rows = s.PhaseRows();
+  plan.phase_cols = s.PhaseCols();
+  plan.phase_floats = s.PhaseFloats();
+  plan.plane_floats = s.PlaneFloats();
+  plan.rows_used.assign(static_cast<size_t>(s.sh), 0);
+  plan.cols_used.assign(static_cast<size_t>(s.sw), 0);
+  std::vector<int64_t> rows(static_cast<size_t>(s.kh));
+  for (int64_t ky = 0; ky < s.kh; ++ky) {
+    const int64_t y = ky * s.dh;
+    rows[ky] = (y % s.sh) * s.sw * plan.phase_floats + y / s.sh * plan.phase_cols;
+    plan.rows_used[y % s.sh] = 1;
+  }
+  plan.columns.resize(static_cast<size_t>(s.kw));
+  for (int64_t kx = 0; kx < s.kw; ++kx) {
+    const int64_t x = kx * s.dw;
+    plan.columns[kx] = (x % s.sw) * plan.phase_floats + x / s.sw;
+    plan.cols_used[x % s.sw] = 1;
+  }
+  plan.taps.reserve(channels * static_cast<size_t>(s.kh * s.kw));
+  for (size_t c = 0; c < channels; ++c) {
+    for (int64_t ky = 0; ky < s.kh; ++ky) {
+      for (int64_t kx = 0; kx < s.kw; ++kx) {
+        plan.taps.push_back(static_cast<int64_t>(c) * plan.plane_floats + rows[ky] + plan.columns[kx]);
+      }
     }
   }
+  const int64_t p = plan.phase_cols;
+  if (s.sw == 1) {
+    plan.pad_lo = std::min(s.pl, p), plan.pad_hi = std::min(s.pl + s.w, p);
+  } else {  // element j of phases 0 and 1 reads input columns 2 j - pl and 2 j + 1 - pl
+    plan.pad_lo = std::min(p, (s.pl + 1) / 2), plan.pad_hi = std::max(plan.pad_lo, std::min(p, (s.w + s.pl) / 2));
+  }
+  return plan;
+}
+
+void PadPlane(const StencilPlan& plan, const void* in, bool fp16, float pad, float* padded) {
+  VectorKernels().pad_plane(plan, in, fp16, pad, padded);
 }
 
 }  // namespace npu::kernels

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "kernels/fp16.h"
 #include "kernels/half_lookup.h"

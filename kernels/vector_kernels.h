@@ -100,12 +100,15 @@ struct VectorKernelSet {
   uint64_t (*softmax_columns)(VecSrc x, VecDst y, size_t len, size_t stride, size_t width, bool log, bool saturate,
                               float* scratch) = nullptr;
 
-  // One output plane of a stencil (kernels/stencil.h) over `channels` padded
-  // input planes (PadPlane, one after another). kWeighted: weights[(c * kh + ky)
+  // One output plane of a stencil (kernels/stencil.h) over plan.channels padded
+  // input planes (PadPlane, plane_floats apart). kWeighted: weights[(c * kh + ky)
   // * kw + kx], starting from `init` (a bias); kSum starts from `init` and
   // divides by divisor[oy * ow + ox] when divisor is not null.
-  uint64_t (*stencil)(StencilOp op, const StencilShape& shape, const float* padded, size_t channels,
-                      const float* weights, float init, const float* divisor, VecDst out, bool saturate) = nullptr;
+  uint64_t (*stencil)(StencilOp op, const StencilPlan& plan, const float* padded, const float* weights, float init,
+                      const float* divisor, VecDst out, bool saturate) = nullptr;
+  // PadPlane (kernels/stencil.h): the phase split is data movement only, the
+  // same values on every path.
+  void (*pad_plane)(const StencilPlan& plan, const void* in, bool fp16, float pad, float* padded) = nullptr;
 };
 
 // The set for the path that runs (ActiveVectorSimdPath()).

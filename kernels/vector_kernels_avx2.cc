@@ -52,6 +52,22 @@ struct Isa {
   static bool Any(Mask m) { return _mm256_movemask_ps(m) != 0; }
   static uint32_t Lanes(Mask m) { return static_cast<uint32_t>(_mm256_movemask_ps(m)); }  // bit i: lane i
   static Vec Select(Mask m, Vec a, Vec b) { return _mm256_blendv_ps(b, a, m); }  // m ? a : b
+  // The first n < kLanes floats at p (the other lanes 0), and their store: masked, so
+  // nothing past them is touched.
+  static __m256i FirstLanes(size_t n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+  static Vec LoadFirst(const float* p, size_t n) { return _mm256_maskload_ps(p, FirstLanes(n)); }
+  static void StoreFirst(float* p, Vec v, size_t n) { _mm256_maskstore_ps(p, FirstLanes(n), v); }
+  // The even and the odd elements of the 2 kLanes elements a, b (the shuffles
+  // work per 128-bit half: a0 a2 b0 b2 | a4 a6 b4 b6, then the halves' 64-bit
+  // pairs reordered).
+  static void Deinterleave(Vec a, Vec b, Vec& even, Vec& odd) {
+    const __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+    const __m256 o = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+    even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
+    odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), _MM_SHUFFLE(3, 1, 2, 0)));
+  }
 
   static Int Bits(Vec a) { return _mm256_castps_si256(a); }
   static Vec FromBits(Int a) { return _mm256_castsi256_ps(a); }

@@ -60,6 +60,17 @@ struct Isa {
   static bool Any(Mask m) { return m != 0; }
   static uint32_t Lanes(Mask m) { return m; }  // bit i: lane i
   static Vec Select(Mask m, Vec a, Vec b) { return _mm512_mask_blend_ps(m, b, a); }  // m ? a : b
+  // The first n < kLanes floats at p (the other lanes 0), and their store: masked, so
+  // nothing past them is touched.
+  static Mask First(size_t n) { return static_cast<Mask>((1u << n) - 1); }
+  static Vec LoadFirst(const float* p, size_t n) { return _mm512_maskz_loadu_ps(First(n), p); }
+  static void StoreFirst(float* p, Vec v, size_t n) { _mm512_mask_storeu_ps(p, First(n), v); }
+  // The even and the odd elements of the 2 kLanes elements a, b.
+  static void Deinterleave(Vec a, Vec b, Vec& even, Vec& odd) {
+    const __m512i evens = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    even = _mm512_permutex2var_ps(a, evens, b);
+    odd = _mm512_permutex2var_ps(a, _mm512_add_epi32(evens, _mm512_set1_epi32(1)), b);
+  }
 
   static Int Bits(Vec a) { return _mm512_castps_si512(a); }
   static Vec FromBits(Int a) { return _mm512_castsi512_ps(a); }

@@ -47,6 +47,11 @@ struct Isa {
   static bool Any(Mask m) { return m; }
   static uint32_t Lanes(Mask m) { return m ? 1u : 0u; }
   static Vec Select(Mask m, Vec a, Vec b) { return m ? a : b; }
+  static void Deinterleave(Vec a, Vec b, Vec& even, Vec& odd) { even = a, odd = b; }
+  static Vec LoadFirst(const float* p, size_t n) { return n > 0 ? *p : 0.0f; }
+  static void StoreFirst(float* p, Vec v, size_t n) {
+    if (n > 0) *p = v;
+  }
 
   static Int Bits(Vec a) { return std::bit_cast<int32_t>(a); }
   static Vec FromBits(Int a) { return std::bit_cast<float>(a); }

@@ -25,5 +25,6 @@ constexpr VectorKernelSet MakeVectorKernelSet(SimdPath path) {
   set.softmax_row = SoftmaxRowKernel;
   set.softmax_columns = SoftmaxColumnsKernel;
   set.stencil = StencilKernel;
+  set.pad_plane = PadPlaneKernel;
   return set;
 }

@@ -57,7 +57,12 @@ absl::Status RunGroupedConv(RunContext& ctx, const GroupedConvShape& g, const Gr
   const bool saturate = ctx.preset.fp16_saturation;
   const kernels::VectorKernelSet& k = kernels::VectorKernels();
   const bool padded_planes = kernels::PaddingIsCheap(s);
-  const int64_t plane_floats = padded_planes ? s.PlaneFloats() : g.h * g.w;
+  const kernels::StencilPlan plan =
+      padded_planes ? kernels::PlanStencil(s, static_cast<size_t>(cg)) : kernels::StencilPlan{};
+  const int64_t plane_floats = padded_planes ? plan.plane_floats : g.h * g.w;
+  // One multiply-add pass over the output plane per input channel and tap, in fp32 lanes.
+  const device::TileWork plane_work = VectorChunkWork(g.oh * g.ow, 0, g.oh * g.ow * o_elem, 4,
+                                                      taps * device::VectorPasses(device::VectorKernel::kConvTap));
   ForEachUnitTile(ctx, planes, [&](device::TileWork& w, int64_t p0, int64_t p1) {
     w.mte2_bytes += static_cast<uint64_t>(weights.size() * ElementSize(wt.type().dtype));  // weights stay in UB
     thread_local std::vector<float> buf, res;
@@ -77,20 +82,20 @@ absl::Status RunGroupedConv(RunContext& ctx, const GroupedConvShape& g, const Gr
           }
           const void* plane = fp16_in ? static_cast<const void*>(x.as<kernels::half_bits>() + offset)
                                       : static_cast<const void*>(x.as<float>() + offset);
-          kernels::PadPlane(s, plane, fp16_in, 0.0f, dst);
+          kernels::PadPlane(plan, plane, fp16_in, 0.0f, dst);
         }
         in_bytes = static_cast<uint64_t>(cg * g.h * g.w * x_elem);
       }
       const int64_t at = p * g.oh * g.ow;
       if (padded_planes && fixpipe.epilogue == nullptr) {
         w.overflow_elements +=
-            k.stencil(kernels::StencilOp::kWeighted, s, buf.data(), static_cast<size_t>(cg), weights.data() + mo * taps,
-                      bias[mo], nullptr, DstAt(out, at), saturate);
+            k.stencil(kernels::StencilOp::kWeighted, plan, buf.data(), weights.data() + mo * taps, bias[mo], nullptr,
+                      DstAt(out, at), saturate);
       } else {
         res.resize(static_cast<size_t>(g.oh * g.ow));
         if (padded_planes) {
-          k.stencil(kernels::StencilOp::kWeighted, s, buf.data(), static_cast<size_t>(cg), weights.data() + mo * taps,
-                    bias[mo], nullptr, kernels::F32Dst(res.data()), saturate);
+          k.stencil(kernels::StencilOp::kWeighted, plan, buf.data(), weights.data() + mo * taps, bias[mo], nullptr,
+                    kernels::F32Dst(res.data()), saturate);
         } else {  // a kernel, pad or dilation far larger than the input: only the taps inside it
           thread_local std::vector<const float*> in;
           in.resize(static_cast<size_t>(cg));
@@ -105,11 +110,8 @@ absl::Status RunGroupedConv(RunContext& ctx, const GroupedConvShape& g, const Gr
                                          out.mutable_data() +
                                              at * static_cast<int64_t>(ElementSize(out.type().dtype)));
       }
-      // One multiply-add pass over the output plane per input channel and tap, in fp32 lanes.
-      device::TileWork plane_work = VectorChunkWork(g.oh * g.ow, 0, g.oh * g.ow * o_elem, 4,
-                                                    taps * device::VectorPasses(device::VectorKernel::kConvTap));
-      plane_work.mte2_bytes = in_bytes;
       w += plane_work;
+      w.mte2_bytes += in_bytes;
     }
   }, planes * g.oh * g.ow * taps);
   if (prepared.epilogue != nullptr) {

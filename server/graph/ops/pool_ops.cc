@@ -119,15 +119,20 @@ absl::Status RunPool(RunContext& ctx, bool max) {
   const kernels::VectorKernelSet& k = kernels::VectorKernels();
   const kernels::StencilOp op = max ? kernels::StencilOp::kMax : kernels::StencilOp::kSum;
   const bool padded_plane = kernels::PaddingIsCheap(st);
+  const kernels::StencilPlan plan = padded_plane ? kernels::PlanStencil(st, 1) : kernels::StencilPlan{};
+  // One Vector pass per kernel tap over the output plane, in the input type's lanes.
+  const device::TileWork plane_work =
+      VectorChunkWork(g.oh * g.ow, h * w * bytes, g.oh * g.ow * bytes, bytes,
+                      g.kh * g.kw * device::VectorPasses(device::VectorKernel::kPoolTap));
   ForEachUnitTile(ctx, planes, [&](device::TileWork& work, int64_t p0, int64_t p1) {
     thread_local std::vector<float> buf, res;
-    buf.resize(static_cast<size_t>(padded_plane ? st.PlaneFloats() : h * w));
+    buf.resize(static_cast<size_t>(padded_plane ? plan.plane_floats : h * w));
     for (int64_t p = p0; p < p1; ++p) {
       const void* plane = fp16 ? static_cast<const void*>(x.as<kernels::half_bits>() + p * h * w)
                                : static_cast<const void*>(x.as<float>() + p * h * w);
       if (padded_plane) {
-        kernels::PadPlane(st, plane, fp16, pad, buf.data());
-        work.overflow_elements += k.stencil(op, st, buf.data(), 1, nullptr, pad, max ? nullptr : divisors.data(),
+        kernels::PadPlane(plan, plane, fp16, pad, buf.data());
+        work.overflow_elements += k.stencil(op, plan, buf.data(), nullptr, pad, max ? nullptr : divisors.data(),
                                             DstAt(out, p * g.oh * g.ow), saturate);
       } else {  // a kernel far larger than the input: only its taps inside
         LoadAsFloat(x, p * h * w, 1, h * w, buf.data());
@@ -136,9 +141,6 @@ absl::Status RunPool(RunContext& ctx, bool max) {
         kernels::StencilSkippingPadding(op, st, &in, 1, nullptr, pad, max ? nullptr : divisors.data(), res.data());
         work.overflow_elements += StoreFromFloat(out, p * g.oh * g.ow, g.oh * g.ow, res.data(), saturate);
       }
-      // One Vector pass per kernel tap over the output plane, in the input type's lanes.
-      device::TileWork plane_work = VectorChunkWork(g.oh * g.ow, h * w * bytes, g.oh * g.ow * bytes, bytes,
-                                                    g.kh * g.kw * device::VectorPasses(device::VectorKernel::kPoolTap));
       work += plane_work;
     }
   }, planes * (h * w + g.oh * g.ow * g.kh * g.kw));
