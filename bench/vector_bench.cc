@@ -1,7 +1,7 @@
 // npu-bench vector: the Vector unit's ops on large tensors, through the same op
 // code the server runs (OpRegistry -> OpDef::run), next to a STREAM-style
 // triad measured in the same run; depthwise 3x3 convolutions of MobileNetV2
-// (the Vector stencil); and Conv 3x3 (img2col + Cube) next to a Cube GEMM of
+// and pooling layers (the Vector stencil); and Conv 3x3 (img2col + Cube) next to a Cube GEMM of
 // the same FLOP count. bench/vector_vs_torch.py runs it beside PyTorch.
 //
 //   npu-bench vector [--mib 64] [--reps 5] [--ops Gelu,Softmax] [--dtypes FLOAT16]
@@ -9,7 +9,7 @@
 //
 // One JSON line per op and dtype: GB/s moved (inputs read + output written, at
 // the tensor's dtype), GB/s of input alone, and the ratio to the triad's GB/s;
-// per depthwise layer, microseconds and GFLOP/s; for Conv, GFLOP/s and the
+// per depthwise or pooling layer, microseconds and GFLOP/s; for Conv, GFLOP/s and the
 // ratio to the GEMM's.
 #include <algorithm>
 #include <chrono>
@@ -124,6 +124,24 @@ constexpr DepthwiseLayer kMobileNetV2Depthwise[] = {
     {32, 112, 1}, {96, 112, 2}, {144, 56, 1}, {144, 56, 2}, {192, 28, 1}, {192, 28, 2}, {384, 14, 1},
     {576, 14, 1}, {576, 14, 2}, {960, 7, 1}};
 
+// Pooling layers of torchvision's CNNs: resnet's stem MaxPool, VGG's, an
+// Inception branch's AveragePool (padding not counted) and DenseNet's transition.
+struct PoolLayer {
+  const char* op;
+  int64_t c, hw, k, stride, pad;
+};
+constexpr PoolLayer kPoolLayers[] = {{"MaxPool", 64, 112, 3, 2, 1},
+                                     {"MaxPool", 128, 56, 2, 2, 0},
+                                     {"AveragePool", 192, 28, 3, 1, 1},
+                                     {"AveragePool", 256, 28, 2, 2, 0}};
+
+void PrintWindowRow(const char* op, int64_t c, int64_t hw, const std::string& geometry, double s, double flops) {
+  std::printf("{\"bench\": \"vector\", \"op\": \"%s\", \"shape\": \"1x%lldx%lldx%lld/%s\", \"us\": %.1f, "
+              "\"gflops\": %.2f}\n",
+              op, static_cast<long long>(c), static_cast<long long>(hw), static_cast<long long>(hw), geometry.c_str(),
+              s * 1e6, flops / s / 1e9);
+}
+
 // Each layer fp32, batch 1, pads 1, with a bias, through the Conv op.
 void RunDepthwise(const device::DevicePreset& preset, int reps) {
   double total_s = 0, total_flops = 0;
@@ -140,13 +158,31 @@ void RunDepthwise(const device::DevicePreset& preset, int reps) {
     auto run = OpRunner(node, {&x, &w, &b}, {v1::FLOAT32, {1, l.c, oh, oh}}, preset);
     const double s = Seconds(run, reps), flops = 2.0 * 9 * l.c * oh * oh;
     total_s += s, total_flops += flops;
-    std::printf("{\"bench\": \"vector\", \"op\": \"DepthwiseConv3x3\", \"shape\": \"1x%lldx%lldx%lld/s%lld\", "
-                "\"us\": %.1f, \"gflops\": %.2f}\n",
-                static_cast<long long>(l.c), static_cast<long long>(l.hw), static_cast<long long>(l.hw),
-                static_cast<long long>(l.stride), s * 1e6, flops / s / 1e9);
+    PrintWindowRow("DepthwiseConv3x3", l.c, l.hw, "s" + std::to_string(l.stride), s, flops);
   }
   std::printf("{\"bench\": \"vector\", \"op\": \"DepthwiseConv3x3\", \"shape\": \"mobilenet_v2 (10 layers)\", "
               "\"us\": %.1f, \"gflops\": %.2f}\n", total_s * 1e6, total_flops / total_s / 1e9);
+}
+
+// Each pooling layer fp32, batch 1, through the MaxPool / AveragePool op; the
+// "flops" are one operation per tap.
+void RunPools(const std::string& ops, const device::DevicePreset& preset, int reps) {
+  for (const PoolLayer& l : kPoolLayers) {
+    if (!Wanted(ops, l.op)) continue;
+    const int64_t oh = (l.hw + 2 * l.pad - l.k) / l.stride + 1;
+    HostTensor x = Random({v1::FLOAT32, {1, l.c, l.hw, l.hw}});
+    v1::Node node;
+    node.set_op_type(l.op);
+    auto& attrs = *node.mutable_attributes();
+    for (int i = 0; i < 2; ++i) attrs["kernel_shape"].mutable_ints()->add_values(l.k);
+    for (int i = 0; i < 2; ++i) attrs["strides"].mutable_ints()->add_values(l.stride);
+    for (int i = 0; i < 4; ++i) attrs["pads"].mutable_ints()->add_values(l.pad);
+    auto run = OpRunner(node, {&x}, {v1::FLOAT32, {1, l.c, oh, oh}}, preset);
+    const double s = Seconds(run, reps);
+    PrintWindowRow(l.op, l.c, l.hw,
+                   "k" + std::to_string(l.k) + "s" + std::to_string(l.stride) + "p" + std::to_string(l.pad), s,
+                   static_cast<double>(l.k * l.k * l.c * oh * oh));
+  }
 }
 
 int RunVectorBench(const VectorArgs& args) {
@@ -173,8 +209,12 @@ int RunVectorBench(const VectorArgs& args) {
   std::printf("{\"bench\": \"vector\", \"op\": \"triad\", \"mib\": %lld, \"gbs\": %.2f}\n",
               static_cast<long long>(mib), triad_gbs);
 
+  bool elementwise = false;  // filling 64 MiB tensors takes seconds: only for ops that read them
+  for (const char* op : {"Add", "Mul", "Relu", "Gelu", "Sigmoid", "Tanh", "Exp", "Softmax", "LayerNormalization"}) {
+    elementwise = elementwise || Wanted(args.ops, op);
+  }
   for (DataType dt : {v1::FLOAT32, v1::FLOAT16}) {
-    if (!Wanted(args.dtypes, graph::DataTypeName(dt))) continue;
+    if (!elementwise || !Wanted(args.dtypes, graph::DataTypeName(dt))) continue;
     const int64_t n = mib * 1024 * 1024 / static_cast<int64_t>(graph::ElementSize(dt));
     const TensorType flat{dt, {n}};
     const TensorType rows{dt, {n / 1024, 1024}};
@@ -207,6 +247,7 @@ int RunVectorBench(const VectorArgs& args) {
   }
 
   if (Wanted(args.ops, "DepthwiseConv3x3")) RunDepthwise(preset, reps);
+  RunPools(args.ops, preset, reps);
 
   // Conv 3x3, 56x56x64 -> 64, batch 8, fp16, through the Conv op; the anchor
   // is one Cube GEMM with the same M, N, K as all its img2col GEMMs together.
@@ -242,7 +283,7 @@ std::function<int()> SetupVectorBench(CLI::App& command) {
       ->capture_default_str();
   command.add_option("--ops", args->ops,
                      "comma-separated ops to run (Add, Mul, Relu, Gelu, Sigmoid, Tanh, Exp, Softmax, "
-                     "LayerNormalization, DepthwiseConv3x3, Conv3x3); default all");
+                     "LayerNormalization, DepthwiseConv3x3, MaxPool, AveragePool, Conv3x3); default all");
   command.add_option("--dtypes", args->dtypes, "comma-separated dtypes of the elementwise and row ops")
       ->capture_default_str();
   command.add_option("--path", args->path, "the Vector kernels' SIMD path (the best one the CPU has: auto)")
