@@ -133,21 +133,6 @@ uint64_t FixPipeRow(const float* acc, int64_t n0, int64_t n, int64_t offset, con
   return overflow;
 }
 
-uint64_t FixPipeColumn(const float* acc, int64_t acc_stride, int64_t rows, int64_t col, int64_t offset,
-                       const FixPipeConfig& cfg, void* out) {
-  const size_t out_size = cfg.out_type == ElemType::kFloat16 ? sizeof(half_bits) : sizeof(float);
-  float tmp[kChunk];
-  uint64_t overflow = 0;
-  for (int64_t i0 = 0; i0 < rows; i0 += kChunk) {
-    const int64_t len = std::min(kChunk, rows - i0);
-    for (int64_t i = 0; i < len; ++i) tmp[i] = acc[(i0 + i) * acc_stride];
-    const Run run{offset + i0, col, true};
-    overflow += Finish(tmp, len, cfg.bias == nullptr ? nullptr : cfg.bias + col, 0, run, cfg,
-                       static_cast<char*>(out) + i0 * static_cast<int64_t>(out_size));
-  }
-  return overflow;
-}
-
 uint64_t FixPipeColumns(const float* acc, int64_t acc_stride, int64_t rows, int64_t col0, int64_t cols,
                         int64_t offset, int64_t out_stride, const FixPipeConfig& cfg, void* out) {
   constexpr int64_t kBlock = 16;  // columns transposed together: one row of them is one cache line
@@ -168,6 +153,11 @@ uint64_t FixPipeColumns(const float* acc, int64_t acc_stride, int64_t rows, int6
     }
   }
   return overflow;
+}
+
+uint64_t FixPipeColumn(const float* acc, int64_t acc_stride, int64_t rows, int64_t col, int64_t offset,
+                       const FixPipeConfig& cfg, void* out) {
+  return FixPipeColumns(acc, acc_stride, rows, col, 1, offset, 0, cfg, out);
 }
 
 }  // namespace npu::kernels

@@ -27,6 +27,8 @@ class MemoryReturner {
   MemoryReturner& operator=(const MemoryReturner&) = delete;
 
   uint64_t trims() const { return trims_.load(); }
+  // Freed bytes that make a trim worth it.
+  uint64_t threshold_bytes() const { return threshold_; }
 
   // One look: trims when due. Public for tests; the watcher calls it.
   void Check();

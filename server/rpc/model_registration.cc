@@ -5,11 +5,6 @@
 #include "onnx/onnx_import.h"
 
 namespace npu::rpc {
-namespace {
-
-constexpr uint64_t kLargeModelBytes = uint64_t{16} << 20;
-
-}  // namespace
 
 v1::RegisterGraphResponse DescribeRegistration(const std::string& id, const RegisteredGraph& graph,
                                                const std::string& sha256) {
@@ -68,7 +63,9 @@ absl::StatusOr<v1::RegisterGraphResponse> RegisterModel(ServerState& state, cons
   // Importing and planning a large model freed copies of its bytes (the
   // request, the parsed ONNX): returned now rather than within the watcher's
   // second, so the first runs start from the model's own footprint.
-  if (model_bytes >= kLargeModelBytes && state.memory_returner != nullptr) state.memory_returner->Check();
+  if (state.memory_returner != nullptr && model_bytes >= state.memory_returner->threshold_bytes()) {
+    state.memory_returner->Check();
+  }
   if (!entry.ok()) return entry.status();
   const std::string id = state.graphs.Add(tenant, *entry, sha256);
   auto stored = state.graphs.Get(tenant, id);  // a concurrent registration of the same bytes may have won
