@@ -27,6 +27,33 @@ graph_in_image=/usr/local/share/npuserve/graphs
 expected_shape="(4, 10)"   # y of examples/graphs/mlp.json (make_mlp.py: BATCH=4, OUT=10)
 
 step() { echo "==> [smoke] $*"; }
+
+# The mirror this machine's apt installs suite $1 from, read from apt's own
+# sources (deb822 .sources files, then one-line sources.list entries), so the
+# image is built from the same mirror as the host and no host is named here.
+apt_mirror() {
+  local suite=$1 dir list uri
+  dir=$(apt-config shell d Dir::Etc::sourceparts/d | sed -E "s/^d='(.*)'$/\1/")
+  list=$(apt-config shell l Dir::Etc::sourcelist/f | sed -E "s/^l='(.*)'$/\1/")
+  dir=${dir:-/etc/apt/sources.list.d} list=${list:-/etc/apt/sources.list}
+  uri=$(awk -v suite="$suite" '
+    function flush() {
+      if (!done && types ~ /(^| )deb( |$)/ && hit && enabled && uris != "") { split(uris, u, " "); print u[1]; done = 1 }
+    }
+    FNR == 1 { flush(); types = ""; uris = ""; hit = 0; enabled = 1 }
+    /^[ \t]*$/ { flush(); types = ""; uris = ""; hit = 0; enabled = 1; next }
+    /^Types:/ { $1 = ""; types = $0 }
+    /^URIs:/ { $1 = ""; uris = $0 }
+    /^Suites:/ { for (i = 2; i <= NF; i++) if ($i == suite) hit = 1 }
+    /^Enabled:/ { enabled = ($2 != "no") }
+    END { flush() }' "$dir"/*.sources 2>/dev/null)
+  if [[ -z "$uri" ]]; then
+    uri=$(awk -v suite="$suite" '$1 == "deb" {
+        i = 2; if ($i ~ /^\[/) { while (i <= NF && $i !~ /\]$/) i++; i++ }
+        if ($(i + 1) == suite) { print $i; exit } }' "$list" "$dir"/*.list 2>/dev/null)
+  fi
+  [[ -n "$uri" ]] && echo "$uri"
+}
 fail() { echo "FAIL [smoke] $*" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/npuserve-smoke.XXXXXX)
@@ -83,7 +110,10 @@ else
   else
     step "base image $base missing: debootstrap --variant=minbase bookworm (about a minute)"
     rootfs="$work/rootfs"
-    debootstrap --variant=minbase bookworm "$rootfs" http://deb.debian.org/debian \
+    mirror=$(apt_mirror bookworm) \
+      || fail "no Debian mirror for bookworm in apt's sources (/etc/apt/sources.list.d/*.sources, /etc/apt/sources.list)"
+    step "debootstrap from apt's mirror $mirror"
+    debootstrap --variant=minbase bookworm "$rootfs" "$mirror" \
       >"$work/debootstrap.log" 2>&1 || { tail -n 20 "$work/debootstrap.log"; fail "debootstrap"; }
     # Trim it the way the real slim image is trimmed (apt cache and lists,
     # docs, man pages and translations excluded, also for later installs),

@@ -228,6 +228,60 @@ class Dockerfile(unittest.TestCase):
             self.assertIn(folder, copies, f"Dockerfile: no COPY {folder}/ (CMakeLists.txt adds it)")
 
 
+class RegistryHosts(unittest.TestCase):
+    """No package-registry host is named in the repository: scripts read the
+    mirror from apt's own configuration (docker/smoke-test.sh's apt_mirror)."""
+
+    def apt_hosts(self):
+        hosts = set()
+        for folder, _, files in os.walk("/etc/apt"):
+            for name in files:
+                path = os.path.join(folder, name)
+                if not name.endswith((".sources", ".list")):
+                    continue
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    for line in f:
+                        words = line.split()
+                        uris = words[1:] if words[:1] == ["URIs:"] else []
+                        if words[:1] == ["deb"] or words[:1] == ["deb-src"]:
+                            uris = [w for w in words[1:] if "://" in w][:1]
+                        for uri in uris:
+                            host = re.sub(r"^[a-z+]+://", "", uri).split("/")[0].split(":")[0]
+                            if re.fullmatch(r"[a-z0-9.-]+\.[a-z]+", host):
+                                hosts.add(host)
+        try:  # npm's registry, where npm is installed (bench anchors)
+            npm = subprocess.run(["npm", "config", "get", "registry"], capture_output=True, text=True, timeout=20)
+            host = re.sub(r"^[a-z+]+://", "", npm.stdout.strip()).split("/")[0].split(":")[0]
+            if npm.returncode == 0 and re.fullmatch(r"[a-z0-9.-]+\.[a-z]+", host):
+                hosts.add(host)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        return hosts
+
+    def test_smoke_test_reads_the_mirror_from_apt(self):
+        script = os.path.join(DOCKER_DIR, "smoke-test.sh")
+        with open(script, encoding="utf-8") as f:
+            text = f.read()
+        m = re.search(r"^apt_mirror\(\) \{.*?^\}", text, re.S | re.M)
+        self.assertIsNotNone(m, "smoke-test.sh has no apt_mirror()")
+        hosts = self.apt_hosts()
+        if not hosts:
+            self.skipTest("this machine's apt names no mirror")
+        out = subprocess.run(["bash", "-c", m.group(0) + "\napt_mirror bookworm"], capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertTrue(any(h in out.stdout for h in hosts), (out.stdout, hosts))
+        self.assertNotEqual(subprocess.run(["bash", "-c", m.group(0) + "\napt_mirror no-such-suite"],
+                                           capture_output=True).returncode, 0)
+
+    def test_no_registry_host_in_the_tree(self):
+        repo = os.path.dirname(os.path.abspath(DOCKER_DIR))
+        if not os.path.isdir(os.path.join(repo, ".git")) and not os.path.isfile(os.path.join(repo, ".git")):
+            self.skipTest("not a git checkout")
+        for host in sorted(self.apt_hosts()):
+            out = subprocess.run(["git", "-C", repo, "grep", "-nIF", host, "--", "."], capture_output=True, text=True)
+            self.assertEqual(out.stdout, "", f"a package-registry host is named in the tree:\n{out.stdout}")
+
+
 if __name__ == "__main__":
     if len(sys.argv) not in (2, 3):
         sys.exit("usage: manifests_test.py DOCKER_DIR [NPU_BIN]")
