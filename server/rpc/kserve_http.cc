@@ -15,6 +15,7 @@
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/kserve_http_infer.h"
 #include "server/rpc/kserve_infer.h"
+#include "server/rpc/kserve_json_parse.h"
 #include "server/rpc/kserve_json_tensor.h"
 #include "server/rpc/kserve_server_info.h"
 #include "server/rpc/request_log.h"
@@ -47,12 +48,8 @@ void ReplyError(httplib::Response& res, const absl::Status& s) {
 // The body of a repository request: empty, or a JSON object.
 absl::StatusOr<json> OptionalObject(const std::string& body) {
   if (body.empty()) return json::object();
-  try {
-    json j = json::parse(body);
-    if (j.is_object()) return j;
-  } catch (const json::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("the request body is not valid JSON: ", e.what()));
-  }
+  auto j = ParseClientJson(body);
+  if (!j.ok() || j->is_object()) return j;
   return absl::InvalidArgumentError("the request body must be a JSON object");
 }
 

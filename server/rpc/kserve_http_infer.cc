@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/graph/bounded_text.h"
 #include "server/rpc/kserve_datatype.h"
+#include "server/rpc/kserve_json_parse.h"
 #include "server/rpc/kserve_json_tensor.h"
 #include "server/rpc/kserve_tensor.h"
 
@@ -19,15 +20,14 @@ using nlohmann::json;
 constexpr char kBinaryDataSize[] = "binary_data_size";
 
 absl::StatusOr<json> ParseJson(absl::string_view text, bool framed) {
-  try {
-    return json::parse(text.begin(), text.end());
-  } catch (const json::exception& e) {
-    // Bytes after a complete JSON object are binary data sent without saying where the JSON ends.
-    const bool trailing = !framed && absl::StrContains(e.what(), "expected end of input");
+  auto parsed = ParseClientJson(text);
+  // Bytes after a complete JSON object are binary data sent without saying where the JSON ends.
+  if (!parsed.ok() && !framed && absl::StrContains(parsed.status().message(), "expected end of input")) {
     return absl::InvalidArgumentError(
-        absl::StrCat("the request body is not valid JSON: ", e.what(),
-                     trailing ? " (binary data after the JSON needs the Inference-Header-Content-Length header)" : ""));
+        absl::StrCat(parsed.status().message(),
+                     " (binary data after the JSON needs the Inference-Header-Content-Length header)"));
   }
+  return parsed;
 }
 
 // A member that must be a string when present; "" when absent.

@@ -9,6 +9,7 @@
 #include "kernels/fp16.h"
 #include "server/graph/bounded_text.h"
 #include "server/rpc/kserve_datatype.h"
+#include "server/rpc/kserve_json_parse.h"
 
 namespace npu::rpc {
 namespace {
@@ -227,12 +228,6 @@ absl::StatusOr<InferParameters> ParametersFromJson(const json& object, const std
     }
   }
   return out;
-}
-
-std::string JsonExcerpt(const json& v) {
-  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (s.size() > 40) s = s.substr(0, 37) + "...";
-  return s;
 }
 
 json ParametersToJson(const InferParameters& params) {

@@ -1,7 +1,8 @@
 // KServe v2 HTTP/REST JSON values <-> tensors and parameters: a tensor's
 // "data" array (nested in the tensor's shape or flat, row-major) and the
 // "parameters" objects. JSON itself is nlohmann::json's (Debian's
-// nlohmann-json3-dev), not a parser of ours.
+// nlohmann-json3-dev), not a parser of ours, behind the bounds of
+// kserve_json_parse.h.
 #pragma once
 
 #include <string>
@@ -31,8 +32,5 @@ nlohmann::json TensorToJson(const graph::HostTensor& tensor);
 // become int64, or uint64 past INT64_MAX; other numbers double).
 absl::StatusOr<InferParameters> ParametersFromJson(const nlohmann::json& object, const std::string& what);
 nlohmann::json ParametersToJson(const InferParameters& params);
-
-// At most 40 characters of `v`'s JSON, for error messages.
-std::string JsonExcerpt(const nlohmann::json& v);
 
 }  // namespace npu::rpc
