@@ -1,16 +1,16 @@
 #include "server/rpc/kserve_http.h"
 
-#include <httplib.h>
-
 #include <algorithm>
 #include <future>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "server/graph/bounded_text.h"
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/kserve_http_infer.h"
@@ -23,27 +23,28 @@
 namespace npu::rpc {
 namespace {
 
+using http::HttpRequest;
+using http::HttpResponse;
 using nlohmann::json;
 
 constexpr char kJson[] = "application/json";
 constexpr char kHeaderLength[] = "Inference-Header-Content-Length";
-// NAME and an optional /versions/V: matches[1] and matches[2].
-constexpr char kModel[] = "/v2/models/([^/]+)(?:/versions/([^/]+))?";
 
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-void ReplyJson(httplib::Response& res, const json& body) { res.set_content(Dump(body), kJson); }
+void ReplyJson(HttpResponse& res, const json& body) {
+  res.body = Dump(body);
+  res.content_type = kJson;
+}
 
-void ReplyError(httplib::Response& res, int status, absl::string_view message) {
+void ReplyError(HttpResponse& res, int status, absl::string_view message) {
   res.status = status;
-  if (status == 401) res.set_header("WWW-Authenticate", "Bearer");
+  if (status == 401) res.SetHeader("WWW-Authenticate", "Bearer");
   // Bounded as gRPC's statuses are (grpc_status.h): the culprit and the reason are kept.
   ReplyJson(res, json{{"error", graph::BoundedMessage(message, kMaxStatusMessageBytes)}});
 }
 
-void ReplyError(httplib::Response& res, const absl::Status& s) {
-  ReplyError(res, HttpStatusFor(s.code()), s.message());
-}
+void ReplyError(HttpResponse& res, const absl::Status& s) { ReplyError(res, HttpStatusFor(s.code()), s.message()); }
 
 // The body of a repository request: empty, or a JSON object.
 absl::StatusOr<json> OptionalObject(const std::string& body) {
@@ -81,7 +82,75 @@ json IndexJson(const inference::RepositoryIndexResponse& index) {
   return out;
 }
 
-std::string Version(const httplib::Request& req) { return req.matches.size() > 2 ? req.matches[2].str() : ""; }
+}  // namespace
+
+// What a /v2 path names: the endpoint, and the model and version in it.
+struct KserveHttpServer::Route {
+  enum Kind {
+    kNone, kLive, kReady, kServerMetadata, kModelMetadata, kModelReady, kInfer, kIndex, kLoad, kUnload,
+  } kind = kNone;
+  std::string model, version;
+};
+
+namespace {
+
+using Route = KserveHttpServer::Route;
+
+// The protocol's paths: /v2[/], /v2/health/{live,ready},
+// /v2/models/NAME[/versions/V][/ready|/infer], /v2/repository/index,
+// /v2/repository/models/NAME/{load,unload}. Names are whole segments, never
+// empty, and are only ever looked up, never used as paths.
+Route RouteOf(const HttpRequest& req) {
+  const bool get = req.method == "GET" || req.method == "HEAD";
+  const bool post = req.method == "POST";
+  std::vector<absl::string_view> s = absl::StrSplit(req.path, '/');
+  Route r;
+  if (s.size() < 2 || !s[0].empty() || s[1] != "v2") return r;
+  s.erase(s.begin(), s.begin() + 2);
+  if (s.empty() || (s.size() == 1 && s[0].empty())) {
+    if (get) r.kind = Route::kServerMetadata;
+    return r;
+  }
+  if (s.size() == 2 && s[0] == "health" && get) {
+    if (s[1] == "live") r.kind = Route::kLive;
+    if (s[1] == "ready") r.kind = Route::kReady;
+    return r;
+  }
+  if (s[0] == "models" && s.size() >= 2 && !s[1].empty()) {
+    r.model = std::string(s[1]);
+    size_t i = 2;
+    if (s.size() >= i + 2 && s[i] == "versions" && !s[i + 1].empty()) {
+      r.version = std::string(s[i + 1]);
+      i += 2;
+    }
+    if (i == s.size() && get) r.kind = Route::kModelMetadata;
+    if (i + 1 == s.size() && s[i] == "ready" && get) r.kind = Route::kModelReady;
+    if (i + 1 == s.size() && s[i] == "infer" && post) r.kind = Route::kInfer;
+    return r;
+  }
+  if (s[0] == "repository" && post) {
+    if (s.size() == 2 && s[1] == "index") r.kind = Route::kIndex;
+    if (s.size() == 4 && s[1] == "models" && !s[2].empty()) {
+      r.model = std::string(s[2]);
+      if (s[3] == "load") r.kind = Route::kLoad;
+      if (s[3] == "unload") r.kind = Route::kUnload;
+    }
+  }
+  return r;
+}
+
+const char* MethodName(Route::Kind kind) {
+  switch (kind) {
+    case Route::kServerMetadata: return "http.ServerMetadata";
+    case Route::kModelMetadata: return "http.ModelMetadata";
+    case Route::kModelReady: return "http.ModelReady";
+    case Route::kInfer: return "http.ModelInfer";
+    case Route::kIndex: return "http.RepositoryIndex";
+    case Route::kLoad: return "http.RepositoryModelLoad";
+    case Route::kUnload: return "http.RepositoryModelUnload";
+    default: return "http.Unknown";
+  }
+}
 
 }  // namespace
 
@@ -107,32 +176,28 @@ int HttpStatusFor(absl::StatusCode code) {
 
 absl::StatusOr<std::unique_ptr<KserveHttpServer>> KserveHttpServer::Start(const KserveHttpOptions& options,
                                                                           ServerState& state, KserveModels& models) {
-  std::unique_ptr<httplib::Server> http;
-  if (options.tls_cert_path.empty() && options.tls_key_path.empty()) {
-    http = std::make_unique<httplib::Server>();
-  } else {
-    auto ssl = std::make_unique<httplib::SSLServer>(
-        options.tls_cert_path.c_str(), options.tls_key_path.c_str(),
-        options.tls_client_ca_path.empty() ? nullptr : options.tls_client_ca_path.c_str());
-    if (!ssl->is_valid()) {
+  http::HttpServerOptions http;
+  http.listen = options.listen;
+  http.flag = "--http_listen";
+  http.threads = std::max(1, options.threads);
+  http.limits = options.limits;
+  http.limits.max_body_bytes = options.max_body_bytes;
+  http.limits.body_limit_name = "--max_message_bytes";
+  if (!options.tls_cert_path.empty() || !options.tls_key_path.empty()) {
+    auto tls = http::TlsContext::Create({options.tls_cert_path, options.tls_key_path, options.tls_client_ca_path});
+    if (!tls.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("--http_listen: cannot serve HTTPS with --tls_cert \"",
-                                                     options.tls_cert_path, "\" and --tls_key \"", options.tls_key_path,
-                                                     "\""));
+                                                     options.tls_cert_path, "\" and --tls_key \"",
+                                                     options.tls_key_path, "\": ", tls.status().message()));
     }
-    http = std::move(ssl);
+    http.tls = *std::move(tls);
   }
-  const int threads = std::max(1, options.threads);
-  http->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
-  http->set_payload_max_length(options.max_body_bytes);
-  http->set_keep_alive_max_count(1000);  // load tools reuse connections
-  // httplib writes headers and body apart: without TCP_NODELAY, Nagle holds
-  // the body until the client's delayed ACK, 40 ms a response.
-  http->set_tcp_nodelay(true);
   std::unique_ptr<KserveHttpServer> s(new KserveHttpServer(state, models));
-  s->AddRoutes(*http, options.max_body_bytes);
-  auto listener = HttpListener::Start(std::move(http), options.listen, "--http_listen");
-  if (!listener.ok()) return listener.status();
-  s->listener_ = *std::move(listener);
+  auto server = http::HttpServer::Start(
+      std::move(http), [p = s.get()](const HttpRequest& req, HttpResponse& res) { p->Handle(req, res); },
+      [](int status, absl::string_view message, HttpResponse& res) { ReplyError(res, status, message); });
+  if (!server.ok()) return server.status();
+  s->http_ = *std::move(server);
   return s;
 }
 
@@ -144,7 +209,7 @@ KserveHttpServer::~KserveHttpServer() {
       token->Cancel(absl::UnavailableError("the server is shutting down; the inference was stopped"));
     }
   }
-  listener_.reset();
+  http_.reset();
 }
 
 bool KserveHttpServer::Track(const std::shared_ptr<device::CancelToken>& token) {
@@ -159,52 +224,51 @@ void KserveHttpServer::Untrack(const std::shared_ptr<device::CancelToken>& token
   running_.erase(token);
 }
 
-void KserveHttpServer::AddRoutes(httplib::Server& http, uint64_t max_body_bytes) {
-  // Runs `body(tenant, res)` for the caller's tenant; logs; answers failures.
-  auto serve = [this](const char* method, const httplib::Request& req, httplib::Response& res, auto body) {
-    RequestLog log(method);
-    auto tenant = state_.TenantOfAuthorization(req.get_header_value("Authorization"));
-    absl::Status s = tenant.status();
-    if (tenant.ok()) {
-      log.set_tenant(*tenant);
-      s = body(*tenant, log);
-    }
-    s = log.Finish(std::move(s));
-    if (!s.ok()) ReplyError(res, s);
-  };
-
+void KserveHttpServer::Handle(const HttpRequest& req, HttpResponse& res) {
+  const Route route = RouteOf(req);
   // Probes: no token, no log line. The status is the answer (200 or 400); the
   // body says it too, as KServe's own server and REST client expect.
-  http.Get("/v2/health/live", [](const httplib::Request&, httplib::Response& res) {
-    ReplyJson(res, {{"live", true}});
-  });
-  http.Get("/v2/health/ready", [this](const httplib::Request&, httplib::Response& res) {
+  if (route.kind == Route::kLive) return ReplyJson(res, {{"live", true}});
+  if (route.kind == Route::kReady) {
     if (absl::Status s = KserveServerReadiness(state_); !s.ok()) {
-      ReplyError(res, 400, absl::StrCat("not ready: ", s.message()));
-    } else {
-      ReplyJson(res, {{"ready", true}});
+      return ReplyError(res, 400, absl::StrCat("not ready: ", s.message()));
     }
-  });
-  http.Get("/v2/?", [serve](const httplib::Request& req, httplib::Response& res) {
-    serve("http.ServerMetadata", req, res, [&](const std::string&, RequestLog&) {
+    return ReplyJson(res, {{"ready", true}});
+  }
+  if (route.kind == Route::kNone) {
+    return ReplyError(res, 404,
+                      absl::StrCat("no endpoint ", req.method, " ", req.path,
+                                   "; the KServe v2 endpoints are under /v2 (docs/serving.md)"));
+  }
+  RequestLog log(MethodName(route.kind));
+  auto tenant = state_.TenantOfAuthorization(req.HeaderOr("authorization"));
+  absl::Status s = tenant.status();
+  if (tenant.ok()) {
+    log.set_tenant(*tenant);
+    s = Serve(route, *tenant, req, res, log);
+  }
+  s = log.Finish(std::move(s));
+  if (!s.ok()) ReplyError(res, s);
+}
+
+absl::Status KserveHttpServer::Serve(const Route& route, const std::string& tenant, const HttpRequest& req,
+                                     HttpResponse& res, RequestLog& log) {
+  switch (route.kind) {
+    case Route::kServerMetadata: {
       const inference::ServerMetadataResponse m = KserveServerMetadata();
       ReplyJson(res, {{"name", m.name()},
                       {"version", m.version()},
                       {"extensions", std::vector<std::string>(m.extensions().begin(), m.extensions().end())}});
       return absl::OkStatus();
-    });
-  });
-  http.Get(kModel, [this, serve](const httplib::Request& req, httplib::Response& res) {
-    serve("http.ModelMetadata", req, res, [&](const std::string& tenant, RequestLog&) {
-      auto m = models_.Metadata(tenant, req.matches[1].str(), Version(req));
+    }
+    case Route::kModelMetadata: {
+      auto m = models_.Metadata(tenant, route.model, route.version);
       if (!m.ok()) return m.status();
       ReplyJson(res, MetadataJson(*m));
       return absl::OkStatus();
-    });
-  });
-  http.Get(absl::StrCat(kModel, "/ready"), [this, serve](const httplib::Request& req, httplib::Response& res) {
-    serve("http.ModelReady", req, res, [&](const std::string& tenant, RequestLog&) {
-      auto found = models_.Find(tenant, req.matches[1].str(), Version(req));
+    }
+    case Route::kModelReady: {
+      auto found = models_.Find(tenant, route.model, route.version);
       if (IsAbsentModel(found.status())) {
         ReplyError(res, 400, absl::StrCat("not ready: ", found.status().message()));
         return absl::OkStatus();
@@ -212,94 +276,70 @@ void KserveHttpServer::AddRoutes(httplib::Server& http, uint64_t max_body_bytes)
       if (!found.ok()) return found.status();
       ReplyJson(res, {{"name", found->name}, {"version", found->version}, {"ready", true}});
       return absl::OkStatus();
-    });
-  });
-  http.Post(absl::StrCat(kModel, "/infer"), [this, serve](const httplib::Request& req, httplib::Response& res) {
-    serve("http.ModelInfer", req, res, [&](const std::string& tenant, RequestLog& log) -> absl::Status {
-      std::optional<uint64_t> header_length;
-      if (req.has_header(kHeaderLength)) {
-        uint64_t n = 0;
-        if (!absl::SimpleAtoi(req.get_header_value(kHeaderLength), &n)) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              kHeaderLength, " ", graph::Quoted(req.get_header_value(kHeaderLength)), " is not a byte count"));
-        }
-        header_length = n;
-      }
-      auto asked = DecodeHttpInferRequest(req.body, header_length, req.matches[1].str(), Version(req));
-      if (!asked.ok()) return asked.status();
-
-      auto cancel = std::make_shared<device::CancelToken>();
-      if (!Track(cancel)) return absl::UnavailableError("the server is shutting down and takes no new work");
-      auto finished = std::make_shared<std::promise<absl::StatusOr<InferResult>>>();
-      std::future<absl::StatusOr<InferResult>> result = finished->get_future();
-      StartInfer(state_, models_, tenant, std::move(asked->request), cancel,
-                 [finished](absl::StatusOr<InferResult> r) { finished->set_value(std::move(r)); });
-      if (asked->timeout && result.wait_for(*asked->timeout) == std::future_status::timeout) {
-        cancel->Cancel(
-            absl::DeadlineExceededError(absl::StrCat("the inference passed its timeout parameter (",
-                                                     asked->timeout->count(), " us); its device work was stopped")));
-      }
-      absl::StatusOr<InferResult> done = result.get();
-      Untrack(cancel);
-      if (!done.ok()) return done.status();
-      if (auto it = done->parameters.find("npu_device_time_ns"); it != done->parameters.end()) {
-        log.set_device_us(static_cast<double>(it->second.int64_param()) / 1000.0);
-      }
-      HttpInferResponse body = EncodeHttpInferResponse(*done, *asked);
-      if (body.binary) {
-        res.set_header(kHeaderLength, std::to_string(body.header_length));
-        res.set_content(std::move(body.body), "application/octet-stream");
-      } else {
-        res.set_content(std::move(body.body), kJson);
-      }
-      return absl::OkStatus();
-    });
-  });
-  http.Post("/v2/repository/index", [this, serve](const httplib::Request& req, httplib::Response& res) {
-    serve("http.RepositoryIndex", req, res, [&](const std::string& tenant, RequestLog&) -> absl::Status {
+    }
+    case Route::kInfer: return Infer(route, tenant, req, res, log);
+    case Route::kIndex: {
       auto body = OptionalObject(req.body);
       if (!body.ok()) return body.status();
       const json ready = body->value("ready", json(false));
       if (!ready.is_boolean()) return absl::InvalidArgumentError("\"ready\" must be a boolean");
       ReplyJson(res, IndexJson(models_.Index(tenant, ready.get<bool>())));
       return absl::OkStatus();
-    });
-  });
-  http.Post("/v2/repository/models/([^/]+)/(load|unload)",
-            [this, serve](const httplib::Request& req, httplib::Response& res) {
-              const bool load = req.matches[2] == "load";
-              serve(load ? "http.RepositoryModelLoad" : "http.RepositoryModelUnload", req, res,
-                    [&](const std::string& tenant, RequestLog&) -> absl::Status {
-                      auto body = OptionalObject(req.body);
-                      if (!body.ok()) return body.status();
-                      auto params = ParametersFromJson(body->value("parameters", json::object()), "request");
-                      if (!params.ok()) return params.status();
-                      if (!load) return models_.Unload(tenant, req.matches[1].str());
-                      if (auto s = state_.CheckAdmitting(); !s.ok()) return s;
-                      std::vector<std::string> names;
-                      for (const auto& [key, value] : *params) names.push_back(key);
-                      return models_.Load(tenant, req.matches[1].str(), names);
-                    });
-            });
-
-  // What httplib answers itself (no route, a body past the limit) gets the
-  // protocol's error form too.
-  http.set_error_handler([limit = max_body_bytes](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty()) return;
-    if (res.status == 404) {
-      ReplyError(res, 404,
-                 absl::StrCat("no endpoint ", req.method, " ", req.path,
-                              "; the KServe v2 endpoints are under /v2 (docs/serving.md)"));
-    } else if (res.status == 413) {
-      ReplyError(res, 413,
-                 absl::StrCat("the request body is larger than the server's limit of ", limit,
-                              " bytes (--max_message_bytes)"));
-    } else if (res.status == 400) {
-      ReplyError(res, 400, "the HTTP request could not be read (a POST needs Content-Length or a chunked body)");
-    } else {
-      ReplyError(res, res.status, absl::StrCat("the HTTP request could not be served (status ", res.status, ")"));
     }
-  });
+    case Route::kLoad:
+    case Route::kUnload: {
+      auto body = OptionalObject(req.body);
+      if (!body.ok()) return body.status();
+      auto params = ParametersFromJson(body->value("parameters", json::object()), "request");
+      if (!params.ok()) return params.status();
+      if (route.kind == Route::kUnload) return models_.Unload(tenant, route.model);
+      if (auto s = state_.CheckAdmitting(); !s.ok()) return s;
+      std::vector<std::string> names;
+      for (const auto& [key, value] : *params) names.push_back(key);
+      return models_.Load(tenant, route.model, names);
+    }
+    default: return absl::InternalError("unrouted KServe endpoint");
+  }
+}
+
+absl::Status KserveHttpServer::Infer(const Route& route, const std::string& tenant, const HttpRequest& req,
+                                     HttpResponse& res, RequestLog& log) {
+  std::optional<uint64_t> header_length;
+  if (const std::string* h = req.Header(kHeaderLength)) {
+    uint64_t n = 0;
+    if (!absl::SimpleAtoi(*h, &n)) {
+      return absl::InvalidArgumentError(absl::StrCat(kHeaderLength, " ", graph::Quoted(*h), " is not a byte count"));
+    }
+    header_length = n;
+  }
+  auto asked = DecodeHttpInferRequest(req.body, header_length, route.model, route.version);
+  if (!asked.ok()) return asked.status();
+
+  auto cancel = std::make_shared<device::CancelToken>();
+  if (!Track(cancel)) return absl::UnavailableError("the server is shutting down and takes no new work");
+  auto finished = std::make_shared<std::promise<absl::StatusOr<InferResult>>>();
+  std::future<absl::StatusOr<InferResult>> result = finished->get_future();
+  StartInfer(state_, models_, tenant, std::move(asked->request), cancel,
+             [finished](absl::StatusOr<InferResult> r) { finished->set_value(std::move(r)); });
+  if (asked->timeout && result.wait_for(*asked->timeout) == std::future_status::timeout) {
+    cancel->Cancel(absl::DeadlineExceededError(absl::StrCat(
+        "the inference passed its timeout parameter (", asked->timeout->count(), " us); its device work was stopped")));
+  }
+  absl::StatusOr<InferResult> done = result.get();
+  Untrack(cancel);
+  if (!done.ok()) return done.status();
+  if (auto it = done->parameters.find("npu_device_time_ns"); it != done->parameters.end()) {
+    log.set_device_us(static_cast<double>(it->second.int64_param()) / 1000.0);
+  }
+  HttpInferResponse body = EncodeHttpInferResponse(*done, *asked);
+  if (body.binary) {
+    res.SetHeader(kHeaderLength, std::to_string(body.header_length));
+    res.content_type = "application/octet-stream";
+  } else {
+    res.content_type = kJson;
+  }
+  res.body = std::move(body.body);
+  return absl::OkStatus();
 }
 
 }  // namespace npu::rpc

@@ -1,4 +1,4 @@
-// The KServe v2 / Open Inference Protocol over HTTP/REST (cpp-httplib), on
+// The KServe v2 / Open Inference Protocol over HTTP/REST (server/http), on
 // --http-listen:
 //   GET  /v2/health/live, /v2/health/ready            200, or 400 saying why not
 //   GET  /v2                                          server metadata
@@ -13,9 +13,11 @@
 // when --auth_tokens is on (not for the health probes). With the server's TLS
 // flags the endpoint serves HTTPS with the same certificate and client CA.
 //
-// A request runs on one of httplib's threads, which waits for the run; HTTP
-// gives no sign of a client that went away, so a run stops at the request's
-// "timeout" parameter (microseconds) or when the server shuts down.
+// A request runs on one of the HTTP server's workers, which waits for the
+// run; HTTP gives no sign of a client that went away, so a run stops at the
+// request's "timeout" parameter (microseconds) or when the server shuts down.
+// Framing, limits and content coding are the HTTP server's
+// (http_request_reader.h); its own errors get the protocol's {"error": ...}.
 #pragma once
 
 #include <memory>
@@ -25,8 +27,9 @@
 #include "absl/status/statusor.h"
 #include "base/mutex.h"
 #include "server/device/cancel_token.h"
-#include "server/rpc/http_listener.h"
+#include "server/http/http_server.h"
 #include "server/rpc/kserve_models.h"
+#include "server/rpc/request_log.h"
 #include "server/rpc/server_state.h"
 
 namespace npu::rpc {
@@ -38,6 +41,7 @@ struct KserveHttpOptions {
   std::string tls_client_ca_path;  // clients must present a certificate signed by it
   uint64_t max_body_bytes = uint64_t{1} << 30;
   int threads = 64;  // requests served at once (each waits for its run)
+  http::HttpLimits limits;  // request line and header limits (max_body_bytes above is the body's)
 };
 
 // The HTTP status for a failure's code.
@@ -47,14 +51,20 @@ class KserveHttpServer {
  public:
   static absl::StatusOr<std::unique_ptr<KserveHttpServer>> Start(const KserveHttpOptions& options, ServerState& state,
                                                                  KserveModels& models);
-  // Stops the runs in flight, then serving, and joins httplib's threads.
+  // Stops the runs in flight, then serving, and joins the HTTP server's threads.
   ~KserveHttpServer();
 
-  int port() const { return listener_->port(); }
+  int port() const { return http_->port(); }
+
+  struct Route;
 
  private:
   KserveHttpServer(ServerState& state, KserveModels& models) : state_(state), models_(models) {}
-  void AddRoutes(httplib::Server& http, uint64_t max_body_bytes);
+  void Handle(const http::HttpRequest& req, http::HttpResponse& res);
+  absl::Status Serve(const Route& route, const std::string& tenant, const http::HttpRequest& req,
+                     http::HttpResponse& res, RequestLog& log);
+  absl::Status Infer(const Route& route, const std::string& tenant, const http::HttpRequest& req,
+                     http::HttpResponse& res, RequestLog& log);
   // Tracks a run's token so that shutdown can stop it; false once stopping.
   bool Track(const std::shared_ptr<device::CancelToken>& token);
   void Untrack(const std::shared_ptr<device::CancelToken>& token);
@@ -64,7 +74,7 @@ class KserveHttpServer {
   Mutex mu_;
   std::set<std::shared_ptr<device::CancelToken>> running_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::unique_ptr<HttpListener> listener_;  // last: destroyed (joined) first
+  std::unique_ptr<http::HttpServer> http_;  // last: destroyed (joined) first
 };
 
 }  // namespace npu::rpc

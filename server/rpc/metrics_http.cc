@@ -1,10 +1,7 @@
 #include "server/rpc/metrics_http.h"
 
-#include <httplib.h>
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "server/rpc/http_listener.h"
 #include "server/rpc/request_metrics.h"
 
 namespace npu::rpc {
@@ -68,14 +65,25 @@ std::string RenderMetrics(const ServerState& state) {
 
 absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(const std::string& listen,
                                                                            const ServerState& state) {
-  auto http = std::make_unique<httplib::Server>();
-  http->Get("/metrics", [&state](const httplib::Request&, httplib::Response& res) {
-    res.set_content(RenderMetrics(state), "text/plain; version=0.0.4");
+  http::HttpServerOptions options;
+  options.listen = listen;
+  options.flag = "--metrics_listen";
+  options.threads = 2;  // scrapes are few and quick
+  options.limits.max_body_bytes = 1 << 16;
+  auto http = http::HttpServer::Start(std::move(options), [&state](const http::HttpRequest& req,
+                                                                    http::HttpResponse& res) {
+    if ((req.method == "GET" || req.method == "HEAD") && req.path == "/metrics") {
+      res.body = RenderMetrics(state);
+      res.content_type = "text/plain; version=0.0.4";
+    } else {
+      res.status = 404;
+      res.content_type = "text/plain";
+      res.body = "not found: the metrics are at GET /metrics\n";
+    }
   });
-  auto listener = HttpListener::Start(std::move(http), listen, "--metrics_listen");
-  if (!listener.ok()) return listener.status();
+  if (!http.ok()) return http.status();
   std::unique_ptr<MetricsHttpServer> s(new MetricsHttpServer());
-  s->listener_ = *std::move(listener);
+  s->http_ = *std::move(http);
   return s;
 }
 

@@ -1,4 +1,4 @@
-// Prometheus metrics over HTTP (cpp-httplib): GET /metrics. Off unless
+// Prometheus metrics over HTTP (server/http): GET /metrics. Off unless
 // --metrics_listen is given; meant for loopback or a cluster-internal port.
 #pragma once
 
@@ -6,7 +6,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "server/rpc/http_listener.h"
+#include "server/http/http_server.h"
 #include "server/rpc/server_state.h"
 
 namespace npu::rpc {
@@ -20,12 +20,12 @@ class MetricsHttpServer {
   // `listen` is HOST:PORT; port 0 picks a free one (see port()).
   static absl::StatusOr<std::unique_ptr<MetricsHttpServer>> Start(const std::string& listen,
                                                                    const ServerState& state);
-  int port() const { return listener_->port(); }
+  int port() const { return http_->port(); }
 
  private:
   MetricsHttpServer() = default;
 
-  std::unique_ptr<HttpListener> listener_;  // stops serving and joins when destroyed
+  std::unique_ptr<http::HttpServer> http_;  // stops serving and joins when destroyed
 };
 
 }  // namespace npu::rpc
