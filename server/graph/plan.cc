@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "server/graph/bounded_text.h"
 #include "server/graph/fusion.h"
+#include "server/graph/graph_structure.h"
 #include "server/graph/node_error.h"
 #include "server/graph/node_infer.h"
 #include "server/graph/passes/prepare_graph.h"
@@ -30,11 +31,14 @@ class PlanBuilder {
 
   absl::StatusOr<std::shared_ptr<const Plan>> Build() {
     if (auto s = CheckSize(); !s.ok()) return s;
+    // Names, single assignment, ops and arity: so the steps below define and
+    // resolve values without failing.
+    if (auto s = CheckGraphStructure(*graph_, weights_.get()); !s.ok()) return s;
     if (auto s = AddInputs(); !s.ok()) return s;
     if (auto s = AddInitializers(); !s.ok()) return s;
-    if (auto s = AddNodes(); !s.ok()) return s;
+    AddNodes();
     if (auto s = SortAndInfer(); !s.ok()) return s;
-    if (auto s = AddOutputs(); !s.ok()) return s;
+    AddOutputs();
     plan_->fusion_ran = options_.fuse;
     if (options_.fuse) {
       FuseChains(*plan_, [this](PlanNode& pn, const FusedEpilogue& e) { return Infer(pn, &e); });
@@ -54,7 +58,6 @@ class PlanBuilder {
       return absl::InvalidArgumentError(absl::StrCat("graph has ", graph_->nodes_size(),
                                                      " nodes; the limit is ", limits_.max_nodes));
     }
-    if (graph_->outputs_size() == 0) return absl::InvalidArgumentError("graph has no outputs");
     // Exact sizes: a plan is kept as long as its graph is registered, and
     // doubling growth would leave up to half of each vector unused.
     size_t values = static_cast<size_t>(graph_->inputs_size()) + static_cast<size_t>(graph_->initializers_size());
@@ -65,11 +68,8 @@ class PlanBuilder {
     return absl::OkStatus();
   }
 
-  absl::StatusOr<int> DefineValue(const std::string& name, const std::string& what) {
-    if (name.empty()) return absl::InvalidArgumentError(absl::StrCat(what, " has an empty name"));
-    if (ids_.contains(name)) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": value ", Quoted(name), " is defined more than once"));
-    }
+  // Each name once: CheckGraphStructure made sure.
+  int DefineValue(const std::string& name) {
     const int id = static_cast<int>(plan_->values.size());
     PlanValue value;
     value.name = name;
@@ -90,10 +90,9 @@ class PlanBuilder {
       auto type = ValidateType(in.dtype(), in.shape(), what);
       if (!type.ok()) return type.status();
       if (auto s = CheckBytes(*type, what); !s.ok()) return s;
-      auto id = DefineValue(in.name(), "graph input");
-      if (!id.ok()) return id.status();
-      plan_->values[*id].type = *type;
-      plan_->inputs.push_back(*id);
+      const int id = DefineValue(in.name());
+      plan_->values[id].type = *type;
+      plan_->inputs.push_back(id);
     }
     return absl::OkStatus();
   }
@@ -121,9 +120,7 @@ class PlanBuilder {
       }
       if (auto s = CheckBoolBytes(*type, init.tensor().data().data(), what); !s.ok()) return s;
       if (source != graph_ && !read.contains(init.name())) continue;  // checked, not needed
-      auto id = DefineValue(init.name(), "initializer");
-      if (!id.ok()) return id.status();
-      PlanValue& v = plan_->values[*id];
+      PlanValue& v = plan_->values[DefineValue(init.name())];
       v.type = *type;
       v.is_constant = true;
       v.constant = HostTensor(*type, source, reinterpret_cast<const std::byte*>(init.tensor().data().data()));
@@ -131,24 +128,16 @@ class PlanBuilder {
     return absl::OkStatus();
   }
 
-  absl::Status AddNodes() {
-    std::unordered_map<std::string, int> node_names;
+  void AddNodes() {
     for (int i = 0; i < graph_->nodes_size(); ++i) {
       const v1::Node* node = &graph_->nodes(i);
-      if (!node_names.emplace(node->name(), i).second) {
-        return absl::InvalidArgumentError(absl::StrCat("node name ", Quoted(node->name()), " is used more than once"));
-      }
-      const OpDef* op = OpRegistry::Global().Find(node->op_type());
-      if (op == nullptr) return NodeError(*node, "unknown op type ", Quoted(node->op_type()));
-      if (auto s = CheckArity(*node, *op); !s.ok()) return s;
       PlanNode pn;
       pn.node = node;
-      pn.op = op;
+      pn.op = OpRegistry::Global().Find(node->op_type());
       for (const auto& out : node->outputs()) {
-        auto id = DefineValue(out, NodeLabel(*node) + " output");
-        if (!id.ok()) return id.status();
-        plan_->values[*id].producer = i;  // graph order for now; remapped after sorting
-        pn.outputs.push_back(*id);
+        const int id = DefineValue(out);
+        plan_->values[id].producer = i;  // graph order for now; remapped after sorting
+        pn.outputs.push_back(id);
       }
       nodes_.push_back(std::move(pn));
     }
@@ -160,12 +149,9 @@ class PlanBuilder {
           pn.inputs.push_back(-1);
           continue;
         }
-        auto it = ids_.find(name);
-        if (it == ids_.end()) return NodeError(*pn.node, "input ", j, " ", Quoted(name), " is not defined");
-        pn.inputs.push_back(it->second);
+        pn.inputs.push_back(ids_.at(name));
       }
     }
-    return absl::OkStatus();
   }
 
   absl::Status SortAndInfer() {
@@ -235,20 +221,8 @@ class PlanBuilder {
     return absl::OkStatus();
   }
 
-  absl::Status AddOutputs() {
-    std::unordered_map<std::string, int> seen;
-    for (const auto& name : graph_->outputs()) {
-      auto it = ids_.find(name);
-      if (it == ids_.end()) {
-        return absl::InvalidArgumentError(absl::StrCat("graph output ", Quoted(name), " is not defined by any node, "
-                                                       "input or initializer"));
-      }
-      if (!seen.emplace(name, 0).second) {
-        return absl::InvalidArgumentError(absl::StrCat("graph output ", Quoted(name), " is listed more than once"));
-      }
-      plan_->outputs.push_back(it->second);
-    }
-    return absl::OkStatus();
+  void AddOutputs() {
+    for (const auto& name : graph_->outputs()) plan_->outputs.push_back(ids_.at(name));
   }
 
   void ComputeLastUses() {

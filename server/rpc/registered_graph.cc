@@ -5,10 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "server/graph/bounded_text.h"
-
-#include "server/graph/node_error.h"
-#include "server/graph/node_infer.h"
-#include "server/graph/op_registry.h"
+#include "server/graph/graph_structure.h"
 #include "server/graph/passes/prepare_graph.h"
 #include "server/graph/passes/shape_binding.h"
 
@@ -22,17 +19,6 @@ void Describe(const graph::Plan& plan, const std::vector<int>& ids, std::vector<
     info.set_dtype(plan.values[v].type.dtype);
     for (int64_t d : plan.values[v].type.shape) info.add_shape(d);
   }
-}
-
-// What can be checked before a dynamic graph's shapes are known: every op
-// exists and takes the node's number of inputs and outputs.
-absl::Status CheckStructure(const v1::Graph& graph) {
-  for (const v1::Node& node : graph.nodes()) {
-    const graph::OpDef* op = graph::OpRegistry::Global().Find(node.op_type());
-    if (op == nullptr) return graph::NodeError(node, "unknown op type ", graph::Quoted(node.op_type()));
-    if (auto s = graph::CheckArity(node, *op); !s.ok()) return s;
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -54,7 +40,8 @@ absl::StatusOr<std::shared_ptr<RegisteredGraph>> RegisteredGraph::Create(
   if (graph->nodes_size() > limits.max_nodes) {  // the same refusal a plan would give
     return graph::PreparePlan(graph, nullptr, preset, limits).status();
   }
-  if (auto s = CheckStructure(*graph); !s.ok()) return s;
+  // What can be checked before a dynamic graph's shapes are known.
+  if (auto s = graph::CheckGraphStructure(*graph); !s.ok()) return s;
   entry->inputs_.assign(graph->inputs().begin(), graph->inputs().end());
   for (const std::string& name : graph->outputs()) {
     auto declared = std::find_if(declared_outputs.begin(), declared_outputs.end(),

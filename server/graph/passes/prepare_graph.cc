@@ -5,42 +5,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/graph/bounded_text.h"
+#include "server/graph/graph_structure.h"
 #include "server/graph/passes/shape_binding.h"
 
 namespace npu::graph {
-namespace {
-
-// Every value defined once (inputs, initializers, node outputs), every node
-// named once, every name read defined. The passes run only on such graphs: on
-// any other, removing or folding nodes could hide the error the planner must
-// report.
-bool WellFormed(const v1::Graph& g, const v1::Graph& weights) {
-  std::unordered_set<std::string> defined, nodes;
-  auto define = [&](const std::string& name) { return !name.empty() && defined.insert(name).second; };
-  for (const auto& in : g.inputs()) {
-    if (!define(in.name())) return false;
-  }
-  for (const auto& init : weights.initializers()) {
-    if (!define(init.name())) return false;
-  }
-  for (const auto& n : g.nodes()) {
-    if (!nodes.insert(n.name()).second) return false;
-    for (const auto& out : n.outputs()) {
-      if (!define(out)) return false;
-    }
-  }
-  for (const auto& n : g.nodes()) {
-    for (const auto& in : n.inputs()) {
-      if (!in.empty() && !defined.contains(in)) return false;
-    }
-  }
-  for (const auto& out : g.outputs()) {
-    if (!defined.contains(out)) return false;
-  }
-  return true;
-}
-
-}  // namespace
 
 void NameUnnamedNodes(v1::Graph& graph) {
   for (int i = 0; i < graph.nodes_size(); ++i) {
@@ -74,7 +42,10 @@ absl::StatusOr<PreparedGraph> PrepareGraph(std::shared_ptr<const v1::Graph> mode
                                                      ": its dynamic dims are bound from a run's inputs"));
     }
   }
-  if (!WellFormed(*g, *model)) {  // the planner names what is wrong
+  // The passes run only on a graph of sound structure: on any other, removing
+  // or folding nodes could hide the error the planner must report (a node
+  // without outputs is dead, and would go unseen).
+  if (!CheckGraphStructure(*g, model.get()).ok()) {  // the planner names what is wrong
     out.graph = std::move(g);
     out.weights = std::move(model);
     return out;
