@@ -3,7 +3,9 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "onnx/onnx_pb.h"
+#include "onnx/opsets.h"
 #include "onnx/supported_ops.h"
 
 namespace npu::onnxio {
@@ -84,6 +86,39 @@ absl::Status CheckExportable(const v1::Node& n) {
   return absl::OkStatus();
 }
 
+// The opset to export at: kExportOpset when every node's form is valid
+// there, else the nearest served one where it is (GroupNormalization needs
+// 18, Gelu 20), else FAILED_PRECONDITION naming what no opset takes (a
+// ReduceMean with its axes as an attribute next to a Gelu). The graph's ops
+// are today's, so no opset that would rewrite a node is chosen.
+absl::StatusOr<int> ExportOpset(const v1::Graph& graph) {
+  std::vector<int> order;
+  for (int v = kExportOpset; v <= kMaxServedOpset; ++v) order.push_back(v);
+  for (int v = kExportOpset - 1; v >= 13; --v) order.push_back(v);
+  ::onnx::NodeProto probe;
+  NodeProblems first;
+  for (int v : order) {
+    NodeProblems problems;
+    for (const v1::Node& n : graph.nodes()) {
+      probe.Clear();
+      probe.set_op_type(n.op_type());
+      for (const std::string& in : n.inputs()) probe.add_input(in);
+      for (const auto& [name, value] : n.attributes()) {
+        ::onnx::AttributeProto* a = probe.add_attribute();
+        a->set_name(name);
+        if (value.value_case() == v1::AttributeValue::kS) a->set_s(value.s());
+      }
+      CheckNodeOpset(probe, n.name(), v, problems);
+    }
+    if (problems.empty()) return v;
+    if (v == kExportOpset) first = std::move(problems);
+  }
+  std::vector<std::string> what;
+  for (const auto& [problem, nodes] : first) what.push_back(absl::StrCat(problem, " (node ", nodes.front(), ")"));
+  return absl::FailedPreconditionError(absl::StrCat("no ONNX opset takes every node of the graph as it is: ",
+                                                    absl::StrJoin(what, "; "), "; the model exports as NPU_GRAPH only"));
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> ExportOnnx(const v1::Graph& graph, const std::vector<v1::ValueInfo>& outputs) {
@@ -91,18 +126,23 @@ absl::StatusOr<std::string> ExportOnnx(const v1::Graph& graph, const std::vector
     return absl::InternalError(absl::StrCat("the export has ", outputs.size(), " output types for ",
                                             graph.outputs_size(), " outputs"));
   }
+  for (const v1::Node& n : graph.nodes()) {
+    if (auto s = CheckExportable(n); !s.ok()) return s;
+  }
+  auto version = ExportOpset(graph);
+  if (!version.ok()) return version.status();
   ::onnx::ModelProto model;
-  model.set_ir_version(8);  // ONNX 1.12's, the IR of opset 17
+  // The IR of the opset (ONNX's versioning table): 8 up to opset 17, 9 for 19-20, 10 for 21.
+  model.set_ir_version(*version <= 18 ? 8 : *version <= 20 ? 9 : 10);
   model.set_producer_name("npuserve");
   auto* opset = model.add_opset_import();
   opset->set_domain("");
-  opset->set_version(kExportOpset);
+  opset->set_version(*version);
   ::onnx::GraphProto* g = model.mutable_graph();
   g->set_name(graph.name().empty() ? "graph" : graph.name());
   for (const v1::ValueInfo& in : graph.inputs()) ToOnnx(in, g->add_input());
   for (const v1::Initializer& init : graph.initializers()) ToOnnx(init.tensor(), init.name(), g->add_initializer());
   for (const v1::Node& n : graph.nodes()) {
-    if (auto s = CheckExportable(n); !s.ok()) return s;
     ::onnx::NodeProto* node = g->add_node();
     node->set_name(n.name());
     node->set_op_type(n.op_type());

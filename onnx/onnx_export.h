@@ -1,5 +1,6 @@
 // An npu.v1.Graph as an ONNX model: the nodes, initializers and inputs as
-// they are (the server's ops are ONNX's, opset 17, and keep their attributes),
+// they are (the server's ops are ONNX's and keep their attributes; opset 17,
+// or the nearest opset that has every node's op and form: onnx/opsets.h),
 // so a model trained from a Graph (TrainingService Export ONNX) runs with
 // `npu run` or any ONNX runtime. The inverse of the importer: importing the
 // result gives back the graph.
@@ -13,7 +14,7 @@
 
 namespace npu::onnxio {
 
-// The ONNX opset the server's ops follow (what torch 1.13 exports).
+// The ONNX opset exported when the graph's nodes allow it (what torch 1.13 exports).
 inline constexpr int kExportOpset = 17;
 
 // `outputs`: the graph outputs' types (dtype and rank; -1 dims are left

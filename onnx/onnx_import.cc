@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "onnx/opsets.h"
 #include "onnx/supported_ops.h"
 #include "server/graph/tensor_type.h"
 
@@ -131,10 +132,9 @@ std::string NodeName(const ::onnx::NodeProto& n, int i) {
 }
 
 
-absl::Status CheckSupported(const ::onnx::GraphProto& g) {
-  // Every unsupported op, attribute or domain, reported at once: one entry per
-  // kind of problem, with how many nodes have it and the first few names.
-  std::map<std::string, std::vector<std::string>> problems;
+// Every unsupported op, attribute or domain, added to `problems`: one entry
+// per kind of problem, with the nodes that have it.
+void CollectUnsupported(const ::onnx::GraphProto& g, NodeProblems& problems) {
   for (int i = 0; i < g.node_size(); ++i) {
     const auto& n = g.node(i);
     const std::string node = absl::StrCat("\"", NodeName(n, i), "\"");
@@ -153,6 +153,10 @@ absl::Status CheckSupported(const ::onnx::GraphProto& g) {
       }
     }
   }
+}
+
+// The problems, all at once: each with how many nodes have it and the first few names.
+absl::Status ProblemsError(const NodeProblems& problems) {
   if (problems.empty()) return absl::OkStatus();
   std::vector<std::string> lines;
   for (const auto& [what, nodes] : problems) {
@@ -183,8 +187,13 @@ absl::StatusOr<v1::ValueInfo> ValueInfoOf(const ::onnx::ValueInfoProto& v, const
 }  // namespace
 
 absl::StatusOr<ImportedModel> ImportOnnxModel(::onnx::ModelProto model) {
+  auto opset = DefaultOpset(model);
+  if (!opset.ok()) return opset.status();
   ::onnx::GraphProto& g = *model.mutable_graph();
-  if (auto s = CheckSupported(g); !s.ok()) return s;
+  NodeProblems problems;
+  AdaptToOpset(g, *opset, problems);  // names unnamed nodes, as NodeName would
+  CollectUnsupported(g, problems);
+  if (auto s = ProblemsError(problems); !s.ok()) return s;
 
   ImportedModel out;
   out.graph.set_name(g.name());
