@@ -1,10 +1,19 @@
 #include "server/device/device.h"
 
+#include <chrono>
 #include <future>
 
 #include "absl/strings/str_cat.h"
 
 namespace npu::device {
+namespace {
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
 
 Device::Device(int index, DevicePreset preset, const DeviceOptions& options)
     : id_(absl::StrCat("npu:", index)),
@@ -60,6 +69,8 @@ void Device::OpenRun(uint64_t arrival) {
 
 void Device::CloseRun() {
   arena_.Trim(arena_keep_bytes_);
+  arena_bytes_.store(arena_.capacity());
+  last_run_end_ns_.store(NowNs());
   pool_.clock().Finish(pool_.horizon());
   runs_.fetch_add(1);
   MutexLock lock(&stats_mu_);
@@ -73,6 +84,22 @@ absl::Status Device::Execute(const Job& job, std::shared_ptr<CancelToken> cancel
   std::future<absl::Status> result = finished.get_future();
   Submit(job, std::move(cancel), small, [&finished](absl::Status s) { finished.set_value(std::move(s)); });
   return result.get();
+}
+
+bool Device::ReleaseIdleArena(std::chrono::nanoseconds idle, uint64_t keep_bytes) {
+  if (arena_bytes_.load() <= keep_bytes || NowNs() - last_run_end_ns_.load() < idle.count()) return false;
+  bool freed = false;
+  // A job of its own (not a run: no clock, no count), so the arena is touched
+  // only by whoever holds the device.
+  executor_.RunSync(
+      [&] {
+        if (NowNs() - last_run_end_ns_.load() < idle.count()) return;  // a run came in between
+        arena_.Trim(keep_bytes);
+        freed = arena_.capacity() <= keep_bytes;
+        arena_bytes_.store(arena_.capacity());
+      },
+      nullptr, /*small=*/true);
+  return freed;
 }
 
 DeviceStatsSnapshot Device::Stats() const {

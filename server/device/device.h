@@ -75,6 +75,13 @@ class Device {
 
   DeviceStatsSnapshot Stats() const;
 
+  // Frees the run arena when it is larger than `keep_bytes` and no run has
+  // ended for `idle`: a burst of large runs does not keep its memory once it
+  // is over, while a steady stream of them keeps reusing touched pages. Takes
+  // the device as a job does (so never under a run); called by the server's
+  // memory returner. True when it freed the block.
+  bool ReleaseIdleArena(std::chrono::nanoseconds idle, uint64_t keep_bytes);
+
  private:
   void OpenRun(uint64_t arrival);  // before each job, holding the device
   void CloseRun();                 // after each job, still holding the device
@@ -84,6 +91,10 @@ class Device {
   std::atomic<uint64_t> memory_used_{0};
   std::atomic<uint64_t> runs_{0};
   const uint64_t arena_keep_bytes_;
+  // Copies of the arena's size and of when the last run ended, for
+  // ReleaseIdleArena's look from another thread (the arena is the holder's).
+  std::atomic<uint64_t> arena_bytes_{0};
+  std::atomic<int64_t> last_run_end_ns_{0};
   CorePool pool_;   // touched only by the job holding the device
   RunArena arena_;  // likewise
   const int core_count_;

@@ -34,8 +34,13 @@ int64_t IdleBytes() {
 
 }  // namespace
 
-MemoryReturner::MemoryReturner(std::chrono::milliseconds period, uint64_t threshold_bytes)
-    : period_(period), threshold_(threshold_bytes), baseline_(IdleBytes()), watcher_([this] { Watch(); }) {}
+MemoryReturner::MemoryReturner(std::chrono::milliseconds period, uint64_t threshold_bytes,
+                               std::function<void()> release_caches)
+    : period_(period),
+      threshold_(threshold_bytes),
+      release_caches_(std::move(release_caches)),
+      baseline_(IdleBytes()),
+      watcher_([this] { Watch(); }) {}
 
 MemoryReturner::~MemoryReturner() {
   {
@@ -52,6 +57,7 @@ void MemoryReturner::Check() {
 }
 
 void MemoryReturner::CheckLocked() {
+  if (release_caches_) release_caches_();
   const int64_t idle = IdleBytes();
   if (idle < 0) return;
   if (baseline_ < 0 || idle < baseline_) {

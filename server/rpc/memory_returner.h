@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <thread>
 
 #include "base/mutex.h"
@@ -21,7 +22,11 @@ namespace npu::rpc {
 
 class MemoryReturner {
  public:
-  MemoryReturner(std::chrono::milliseconds period, uint64_t threshold_bytes);
+  // `release_caches` (optional) runs before each look: it gives back what the
+  // server keeps for reuse once it is idle (the devices' run arenas), so the
+  // trim can return it too.
+  MemoryReturner(std::chrono::milliseconds period, uint64_t threshold_bytes,
+                 std::function<void()> release_caches = nullptr);
   ~MemoryReturner();  // stops the watcher
   MemoryReturner(const MemoryReturner&) = delete;
   MemoryReturner& operator=(const MemoryReturner&) = delete;
@@ -39,6 +44,7 @@ class MemoryReturner {
 
   const std::chrono::milliseconds period_;
   const uint64_t threshold_;
+  const std::function<void()> release_caches_;
   std::atomic<uint64_t> trims_{0};
   Mutex mu_;
   CondVar cv_;

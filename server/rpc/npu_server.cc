@@ -111,8 +111,11 @@ absl::StatusOr<std::unique_ptr<NpuServer>> NpuServer::Start(const ServerConfig& 
                           }});
   s->server_->GetHealthCheckService()->SetServingStatus(true);
   if (config.limits.device_watchdog.count() > 0) s->watchdog_ = std::thread([p = s.get()] { p->WatchDevices(); });
-  // Freed memory goes back to the system within a second once 16 MiB of it piles up.
-  s->memory_returner_ = std::make_unique<MemoryReturner>(std::chrono::seconds(1), uint64_t{16} << 20);
+  // Freed memory goes back to the system within a second once 16 MiB of it piles up,
+  // and a device's run arena above 4 MiB once the device has been idle for 3 s.
+  s->memory_returner_ = std::make_unique<MemoryReturner>(std::chrono::seconds(1), uint64_t{16} << 20, [p = s.get()] {
+    for (const auto& d : p->state_.devices.devices()) d->ReleaseIdleArena(std::chrono::seconds(3), uint64_t{4} << 20);
+  });
   s->state_.memory_returner = s->memory_returner_.get();
   if (!config.metrics_listen.empty()) {
     auto metrics = MetricsHttpServer::Start(config.metrics_listen, s->state_);

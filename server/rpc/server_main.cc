@@ -1,4 +1,6 @@
 // npu-server: serves simulated Da Vinci NPUs over gRPC.
+#include <malloc.h>
+
 #include <algorithm>
 #include <chrono>
 #include <csignal>
@@ -108,6 +110,14 @@ void WaitForTerminationSignal() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // One malloc arena for every thread. glibc gives each thread that allocates
+  // an arena of its own (up to 8 per core), and malloc_trim cannot shrink the
+  // top of any arena but the main one, where a thread's freed large buffers
+  // (a request body, a JSON tree, an inflated upload) stay resident: after
+  // one 512 MiB request the server kept 35 MB that no trim returned. With the
+  // main arena only, MemoryReturner's trim gives all of it back; on these two
+  // cores `npu load` measured the same throughput either way.
+  mallopt(M_ARENA_MAX, 1);
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
