@@ -7,6 +7,16 @@
 #                 types, no unwritten memory read, float64 references)
 #   TARGET plan:  fuzz/plan_fuzzer.cc, RunRequest wire bytes through decoding,
 #                 BuildPlan, BindRun and execution
+#   TARGET http:  fuzz/http_fuzzer.cc, the HTTP/1.1 request reader and content
+#                 decoding on raw and generated streams (the same requests
+#                 whatever the split into reads; limits; statuses)
+#   TARGET kserve_json: fuzz/kserve_json_fuzzer.cc, KServe REST inference
+#                 bodies, raw and generated (nesting, shapes, data, binary)
+#   TARGET onnx:  fuzz/onnx_fuzzer.cc, mutated real models (ONNX's conformance
+#                 models as seeds, mutated as models) through import, passes,
+#                 planning and small runs
+#   TARGET training: fuzz/training_fuzzer.cc, TrainingService requests
+#                 against an npu-server in the process
 # Crashes and findings land in $BUILD_DIR/fuzz-artifacts-TARGET/ (KEEP_GOING=1: see below); the corpus grows
 # in $BUILD_DIR/fuzz-corpus-TARGET/. A graph finding is a libFuzzer input: copy it to
 # tests/fuzz/regressions/ and the fuzz_tests replay it in CI.
@@ -18,8 +28,8 @@ target=${3:-graph}
 src=$(cd "$(dirname "$0")/.." && pwd)
 jobs=${JOBS:-2}
 case "$target" in
-  graph|plan) ;;
-  *) echo "fuzz.sh: unknown target $target (graph, plan)" >&2; exit 2 ;;
+  graph|plan|http|kserve_json|onnx|training) ;;
+  *) echo "fuzz.sh: unknown target $target (graph, plan, http, kserve_json, onnx, training)" >&2; exit 2 ;;
 esac
 
 cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -71,17 +81,37 @@ fi
 # The graph target starts from nothing (every input is a graph) and from the
 # inputs that once found bugs.
 if [ "$target" = graph ]; then
-  find "$src/tests/fuzz/regressions" -type f ! -name '*.md' -exec cp -n {} "$corpus/" \;
+  find "$src/tests/fuzz/regressions" -maxdepth 1 -type f ! -name '*.md' -exec cp -n {} "$corpus/" \;
+fi
+# The other surfaces start from their regressions and a few real inputs.
+if [ -d "$src/tests/fuzz/regressions/$target" ]; then
+  find "$src/tests/fuzz/regressions/$target" -type f ! -name '*.md' -exec cp -n {} "$corpus/" \;
+fi
+if [ "$target" = onnx ] && [ -z "$(ls -A "$corpus")" ]; then
+  for m in /usr/share/libonnx-testdata/data/node/*/model.onnx; do
+    cp -n "$m" "$corpus/$(basename "$(dirname "$m")").onnx"
+  done
+fi
+if [ "$target" = http ] && [ -z "$(ls -A "$corpus")" ]; then
+  printf '\x00\x05\x07\x40\x01GET /v2/health/live HTTP/1.1\r\nHost: h\r\n\r\n' >"$corpus/get"
+  printf '\x00\x40\x40\x40\x40POST /v2/models/m/infer HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3;x\r\nabc\r\n0\r\nT: v\r\n\r\n' >"$corpus/chunked"
+  printf '\x00\x01\x02\x03\x04POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\nhiGET / HTTP/1.0\r\n\r\n' >"$corpus/pipelined"
+  head -c 512 /dev/urandom | { printf '\x01'; cat; } >"$corpus/generated"
+fi
+if [ "$target" = kserve_json ] && [ -z "$(ls -A "$corpus")" ]; then
+  printf '\x00\xff\xff{"id":"r","parameters":{"npu_profile":true},"inputs":[{"name":"x","shape":[2,2],"datatype":"FP32","data":[[1,2],[3,4]]}],"outputs":[{"name":"y","parameters":{"binary_data":true}}]}' >"$corpus/json"
+  head -c 512 /dev/urandom | { printf '\x01'; cat; } >"$corpus/generated"
 fi
 cd "$build"
 # Graph inputs are choices, two bytes each: 4 KiB is more than a 6-node graph takes
 # (and from the start: -len_control=0, so deep graphs come early).
 max_len=8192
 extra=()
-if [ "$target" = graph ]; then
-  max_len=4096
-  extra=(-len_control=0)
-fi
+case "$target" in
+  graph|training) max_len=4096; extra=(-len_control=0) ;;
+  http|kserve_json) max_len=65536 ;;
+  onnx) max_len=1048576 ;;
+esac
 # KEEP_GOING=1 (graph): an oracle finding is written to $artifacts/findings/
 # (the first input of each kind, with its report) and the run goes on, for long
 # runs; otherwise the first finding stops it. A sanitizer report always stops it.
