@@ -10,6 +10,10 @@
 namespace npu::client {
 namespace {
 
+// NumPy 2's NPY_MAXDIMS: a header's shape can hold no more, so a hostile one
+// cannot grow a dims vector of a million entries from a 1 MiB header.
+constexpr size_t kMaxNpyRank = 64;
+
 // A cursor over the dict text; every Parse* returns false after recording why.
 class DictParser {
  public:
@@ -133,6 +137,9 @@ class DictParser {
         return Fail("dimension in 'shape' is too large");
       }
       if (Peek() == 'L') ++pos_;
+      if (shape->size() == kMaxNpyRank) {
+        return Fail(absl::StrCat("'shape' has more than ", kMaxNpyRank, " dimensions (NumPy's limit)"));
+      }
       shape->push_back(dim);
       SkipSpace();
       if (Peek() == ',') {

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -37,7 +38,18 @@ class Reader {
   absl::string_view bytes_;
 };
 
+// Deflate turns at most 258 bytes into a 2-bit code, so no stream inflates past
+// 1032 times its size: a larger declared size is a lie told to make us allocate.
+constexpr uint64_t kMaxDeflateRatio = 1032;
+
 absl::StatusOr<std::string> Inflate(absl::string_view in, uint64_t size, const std::string& what) {
+  if (size / kMaxDeflateRatio > in.size() + 1) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": declares ", size, " bytes from ", in.size(),
+                                                   " deflated bytes, more than deflate can produce"));
+  }
+  if (in.size() > std::numeric_limits<uInt>::max()) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": its ", in.size(), " deflated bytes are more than read"));
+  }
   std::string out(size, '\0');
   z_stream z{};
   if (inflateInit2(&z, -MAX_WBITS) != Z_OK) return absl::InternalError("zlib inflateInit2 failed");

@@ -61,5 +61,17 @@ TEST(NpyHeaderTest, RejectsDuplicatesAndJunk) {
   EXPECT_FALSE(ParseNpyHeaderDict("{").ok());
 }
 
+// A header of a million dimensions is refused at the 65th, not stored.
+TEST(NpyHeaderTest, RankIsBounded) {
+  std::string many = "{'descr': '<f4', 'fortran_order': False, 'shape': (";
+  for (int i = 0; i < 100000; ++i) many += "1, ";
+  many += ")}";
+  EXPECT_THAT(std::string(ParseNpyHeaderDict(many).status().message()), HasSubstr("more than 64 dimensions"));
+  std::string ok = "{'descr': '<f4', 'fortran_order': False, 'shape': (";
+  for (int i = 0; i < 64; ++i) ok += "1, ";
+  ok += ")}";
+  EXPECT_TRUE(ParseNpyHeaderDict(ok).ok());
+}
+
 }  // namespace
 }  // namespace npu::client
