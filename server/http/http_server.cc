@@ -20,8 +20,12 @@ namespace npu::http {
 namespace {
 
 constexpr size_t kReadBytes = 64 * 1024;
-constexpr absl::Duration kLinger = absl::Seconds(2);  // draining what a closed request still sends
+constexpr absl::Duration kLinger = absl::Seconds(2);  // draining what a refused request still sends
 constexpr uint64_t kMaxLingerBytes = uint64_t{64} << 20;
+// How long a worker waits for bytes before giving the connection back to the
+// poller (whose hand-off costs two thread wake-ups).
+constexpr absl::Duration kNextRequestGrace = absl::Milliseconds(1);
+constexpr absl::Duration kBodyGrace = absl::Milliseconds(20);
 
 bool SafeHeaderValue(absl::string_view v) { return v.find_first_of("\r\n") == absl::string_view::npos; }
 
@@ -92,12 +96,18 @@ int BoundPort(int fd) {
 }  // namespace
 
 struct HttpServer::Connection {
-  Connection(std::unique_ptr<HttpTransport> t, const HttpLimits& limits)
-      : transport(std::move(t)), reader(limits) {}
+  Connection(std::unique_ptr<HttpTransport> t, const HttpLimits& limits, bool tls)
+      : transport(std::move(t)), reader(limits), started(!tls) {}
   std::unique_ptr<HttpTransport> transport;
   HttpRequestReader reader;
-  bool started = false;        // TLS handshake done
-  absl::Time idle_deadline;    // while with the poller
+  bool started;  // the TLS handshake is done (plain: from the start)
+  // While with the poller: when it stops waiting for this connection's bytes.
+  absl::Time deadline;
+  // The request's head must be in by then (set by its first bytes).
+  absl::Time head_deadline = absl::InfiniteFuture();
+  bool expired = false;    // its deadline passed mid-request: a worker answers 408 and closes
+  bool lingering = false;  // answered for the last time: drained by the poller until the client closes
+  uint64_t drained = 0;
 };
 
 HttpServer::HttpServer(HttpServerOptions options, HttpHandler handler, HttpErrorBody error_body)
@@ -157,18 +167,14 @@ void HttpServer::PollLoop() {
     {
       MutexLock lock(&mu_);
       if (stopping_) break;
-      const absl::Time deadline = absl::Now() + options_.idle_timeout;
-      for (auto& c : idle_back_) {
-        c->idle_deadline = deadline;
-        idle.push_back(std::move(c));
-      }
+      for (auto& c : idle_back_) idle.push_back(std::move(c));
       idle_back_.clear();
     }
     fds.assign({{wake_fd_, POLLIN, 0}, {listen_fd_, POLLIN, 0}});
     absl::Time next = absl::Now() + absl::Seconds(1);
     for (const auto& c : idle) {
       fds.push_back({c->transport->fd(), POLLIN, 0});
-      next = std::min(next, c->idle_deadline);
+      next = std::min(next, c->deadline);
     }
     const int wait_ms = static_cast<int>(std::max<int64_t>(0, absl::ToInt64Milliseconds(next - absl::Now()) + 1));
     if (::poll(fds.data(), fds.size(), wait_ms) < 0 && errno != EINTR) break;
@@ -179,10 +185,18 @@ void HttpServer::PollLoop() {
     std::vector<std::unique_ptr<Connection>> ready;
     const absl::Time now = absl::Now();
     for (size_t i = 0; i < idle.size(); ++i) {
-      if (fds[i + 2].revents != 0) {
+      Connection& c = *idle[i];
+      if (c.lingering) {
+        if ((fds[i + 2].revents != 0 && !Drain(c)) || now >= c.deadline) Close(std::move(idle[i]));
+      } else if (fds[i + 2].revents != 0) {
         ready.push_back(std::move(idle[i]));
-      } else if (now >= idle[i]->idle_deadline) {
-        Close(std::move(idle[i]), false);
+      } else if (now >= c.deadline) {
+        if (c.started && c.reader.idle()) {
+          Close(std::move(idle[i]));  // a kept-alive connection unused for idle_timeout
+        } else {
+          c.expired = true;  // a request (or a handshake) that stalled: 408 from a worker
+          ready.push_back(std::move(idle[i]));
+        }
       }
     }
     std::erase(idle, nullptr);
@@ -200,9 +214,9 @@ void HttpServer::PollLoop() {
         std::unique_ptr<HttpTransport> t = options_.tls ? options_.tls->Wrap(fd) : PlainTransport(fd);
         if (t == nullptr) continue;
         ++open_;
-        auto c = std::make_unique<Connection>(std::move(t), options_.limits);
-        // Its first request must start within the idle timeout, as a kept-alive one must.
-        c->idle_deadline = now + options_.idle_timeout;
+        auto c = std::make_unique<Connection>(std::move(t), options_.limits, options_.tls != nullptr);
+        // Its first request (a TLS client: its handshake) must start within the idle timeout.
+        c->deadline = now + options_.idle_timeout;
         idle.push_back(std::move(c));
       }
     }
@@ -212,7 +226,32 @@ void HttpServer::PollLoop() {
     }
     for (size_t i = 0; i < ready.size(); ++i) ready_cv_.Signal();
   }
-  for (auto& c : idle) Close(std::move(c), false);
+  for (auto& c : idle) Close(std::move(c));
+}
+
+bool HttpServer::Drain(Connection& c) {
+  char buf[kReadBytes];
+  for (;;) {
+    const ssize_t n = ::recv(c.transport->fd(), buf, sizeof(buf), MSG_DONTWAIT);
+    if (n > 0) {
+      if ((c.drained += static_cast<uint64_t>(n)) > kMaxLingerBytes) return false;
+      continue;
+    }
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
+  }
+}
+
+void HttpServer::HandBack(std::unique_ptr<Connection> c, absl::Time deadline) {
+  c->deadline = deadline;
+  bool stopping;
+  {
+    MutexLock lock(&mu_);
+    busy_fds_.erase(c->transport->fd());
+    stopping = stopping_;
+    if (!stopping) idle_back_.push_back(std::move(c));
+  }
+  if (stopping) return Close(std::move(c));
+  Wake();
 }
 
 void HttpServer::WorkLoop() {
@@ -231,59 +270,55 @@ void HttpServer::WorkLoop() {
 }
 
 void HttpServer::Serve(std::unique_ptr<Connection> c) {
+  if (c->expired) {
+    if (c->started && !c->reader.idle()) {
+      Error(*c, 408, "the request did not arrive in time");
+      return Linger(std::move(c));
+    }
+    return Close(std::move(c));
+  }
   if (!c->started) {
-    if (!c->transport->Start(absl::Now() + options_.read_timeout).ok()) return Close(std::move(c), false);
+    // One step of the handshake; the poller waits for the client's next flight.
+    const absl::Status s = c->transport->Start(absl::Now());
+    if (absl::IsDeadlineExceeded(s)) return HandBack(std::move(c), std::min(c->deadline, absl::Now() + options_.read_timeout));
+    if (!s.ok()) return Close(std::move(c));
     c->started = true;
   }
-  bool answered = false;  // since the poller handed the connection over
-  absl::Time head_deadline = absl::InfiniteFuture();
   char buf[kReadBytes];
   for (;;) {
     switch (c->reader.Next()) {
       case HttpRequestReader::Event::kNeedInput: {
-        const bool idle = c->reader.idle();
-        if (answered && idle && !c->transport->HasPendingInput()) {
-          // Nothing pipelined: the poller watches it until the next request.
-          const int fd = c->transport->fd();
-          bool stopping;
-          {
-            MutexLock lock(&mu_);
-            busy_fds_.erase(fd);
-            stopping = stopping_;
-            if (!stopping) idle_back_.push_back(std::move(c));
-          }
-          if (stopping) return Close(std::move(c), false);
-          Wake();
-          return;
-        }
+        // What arrives within a moment: the rest of a body in flight, or the
+        // next request of a client that sends it right after its answer. A
+        // worker waits no longer for a client's bytes, so slow clients hold
+        // connections, not threads.
+        auto n = c->transport->Read(buf, sizeof(buf),
+                                    absl::Now() + (c->reader.idle() ? kNextRequestGrace : kBodyGrace));
         const absl::Time now = absl::Now();
-        const absl::Time deadline =
-            idle ? now + options_.idle_timeout : std::min(head_deadline, now + options_.read_timeout);
-        auto n = c->transport->Read(buf, sizeof(buf), deadline);
-        if (!n.ok()) {
-          if (absl::IsDeadlineExceeded(n.status()) && !idle) {
-            Error(*c, 408, "the request did not arrive in time");
-          }
-          return Close(std::move(c), false);
+        if (absl::IsDeadlineExceeded(n.status())) {
+          return HandBack(std::move(c), c->reader.idle() ? now + options_.idle_timeout
+                                                         : std::min(c->head_deadline, now + options_.read_timeout));
         }
+        if (!n.ok()) return Close(std::move(c));
         if (*n == 0) {
           c->reader.EndOfInput();
         } else {
-          if (idle) head_deadline = now + options_.read_timeout;  // the whole head within it
+          if (c->reader.idle()) c->head_deadline = now + options_.read_timeout;  // the whole head within it
           c->reader.Append(absl::string_view(buf, *n));
         }
         continue;
       }
       case HttpRequestReader::Event::kHead:
-        head_deadline = absl::InfiniteFuture();
-        if (c->reader.expects_continue() &&
-            !c->transport->Write("HTTP/1.1 100 Continue\r\n\r\n", "", absl::Now() + options_.write_timeout).ok()) {
-          return Close(std::move(c), false);
+        c->head_deadline = absl::InfiniteFuture();
+        if (c->reader.expects_continue() && !c->transport->Write("HTTP/1.1 100 Continue\r\n\r\n", "", options_.write_timeout).ok()) {
+          return Close(std::move(c));
         }
         continue;
       case HttpRequestReader::Event::kRequest: {
         const bool keep_alive = c->reader.keep_alive();
         HttpRequest request = c->reader.TakeRequest();
+        // A pipelined request already begun has its head timed from now.
+        if (!c->reader.idle()) c->head_deadline = absl::Now() + options_.read_timeout;
         HttpResponse response;
         if (auto e = DecodeContentEncoding(request, options_.limits)) {
           // The body was read whole: the framing holds, the connection may go on.
@@ -297,14 +332,13 @@ void HttpServer::Serve(std::unique_ptr<Connection> c) {
         }
         CompressResponse(request, response);
         response.close |= !keep_alive;
-        if (!Answer(*c, response, &request)) return Close(std::move(c), true);
-        answered = true;
+        if (!Answer(*c, response, &request)) return Linger(std::move(c));
         continue;
       }
       case HttpRequestReader::Event::kError:
         Error(*c, c->reader.error().status, c->reader.error().message);
-        return Close(std::move(c), true);
-      case HttpRequestReader::Event::kEnd: return Close(std::move(c), false);
+        return Linger(std::move(c));
+      case HttpRequestReader::Event::kEnd: return Close(std::move(c));
     }
   }
 }
@@ -313,8 +347,7 @@ bool HttpServer::Answer(Connection& c, HttpResponse& response, const HttpRequest
   const bool head_only = request != nullptr && request->method == "HEAD";
   const bool http10 = request != nullptr && request->minor_version == 0;
   const std::string head = ResponseHead(response, http10 && !response.close);
-  const bool sent =
-      c.transport->Write(head, head_only ? "" : response.body, absl::Now() + options_.write_timeout).ok();
+  const bool sent = c.transport->Write(head, head_only ? "" : response.body, options_.write_timeout).ok();
   return sent && !response.close;
 }
 
@@ -336,23 +369,19 @@ void HttpServer::Error(Connection& c, int status, absl::string_view message) {
   Answer(c, response, nullptr);
 }
 
-void HttpServer::Close(std::unique_ptr<Connection> c, bool linger) {
+void HttpServer::Linger(std::unique_ptr<Connection> c) {
+  // Read what the client still sends (the rest of a refused body) before
+  // closing: closing with unread input resets the connection, and the client
+  // could lose the answer it has not read yet. The poller drains it.
+  c->transport->ShutdownWrite();
+  c->lingering = true;
+  HandBack(std::move(c), absl::Now() + kLinger);
+}
+
+void HttpServer::Close(std::unique_ptr<Connection> c) {
   {
     MutexLock lock(&mu_);
     busy_fds_.erase(c->transport->fd());
-  }
-  if (linger) {
-    // Read what the client still sends (the rest of a refused body) before
-    // closing: closing with unread input resets the connection, and the
-    // client may lose the answer it has not read yet.
-    c->transport->ShutdownWrite();
-    char buf[kReadBytes];
-    const absl::Time deadline = absl::Now() + kLinger;
-    uint64_t drained = 0;
-    for (;;) {
-      auto n = c->transport->Read(buf, sizeof(buf), deadline);
-      if (!n.ok() || *n == 0 || (drained += *n) > kMaxLingerBytes) break;
-    }
   }
   c.reset();
   --open_;

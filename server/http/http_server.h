@@ -6,12 +6,15 @@
 // followed by a half-close unanswered, bounds neither the header count nor
 // its bytes, and reads chunked and gzip bodies whole before any limit.
 //
-// Threads: one poller waits on the listening socket and on every idle
-// connection (between requests); a connection with bytes to read goes to a
-// pool of `threads` workers, each serving one request at a time (the
-// handler may wait, as an inference does), and comes back to the poller once
-// its requests are answered. So idle keep-alive connections hold no thread,
-// and `threads` requests run at once. Framing (http_request_reader.h),
+// Threads: one poller waits on the listening socket and on every connection
+// that has no bytes to read now (between requests, or in the middle of a
+// slow one); a connection with bytes goes to a pool of `threads` workers,
+// which read what has arrived, answer each request it completes (the handler
+// may wait, as an inference does), and give the connection back to the
+// poller when its bytes run out. So a worker never waits for a client:
+// idle keep-alive connections and slow clients (slowloris) hold no thread,
+// and `threads` requests run at once. The poller also times connections out
+// and drains the ones closing. Framing (http_request_reader.h),
 // content coding (http_content_coding.h) and the answers the server gives
 // itself (400, 408, 413, 414, 431, 501, 503, 505) are here; what a request
 // means is the handler's.
@@ -44,7 +47,7 @@ struct HttpServerOptions {
   HttpLimits limits;
   absl::Duration idle_timeout = absl::Seconds(5);   // keep-alive: an idle connection closes after it
   absl::Duration read_timeout = absl::Seconds(30);  // a request's head, and any wait for body bytes
-  absl::Duration write_timeout = absl::Seconds(60);  // any wait to send an answer's bytes
+  absl::Duration write_timeout = absl::Seconds(30);  // any wait, while sending, for the client to take bytes
   std::shared_ptr<TlsContext> tls;  // HTTPS when set
 };
 
@@ -68,14 +71,22 @@ class HttpServer {
   HttpServer(HttpServerOptions options, HttpHandler handler, HttpErrorBody error_body);
   void PollLoop();
   void WorkLoop();
-  // Serves `c` until its input is idle (then back to the poller) or it closes.
+  // Serves `c` with the bytes it has: its requests are answered as they
+  // complete, and when it has no more bytes for now it goes back to the poller.
   void Serve(std::unique_ptr<Connection> c);
+  // To the poller, which hands it to a worker when bytes arrive or `deadline` passes.
+  void HandBack(std::unique_ptr<Connection> c, absl::Time deadline);
   // False once the connection must close.
   bool Answer(Connection& c, HttpResponse& response, const HttpRequest* request);
   HttpResponse ErrorResponse(int status, absl::string_view message) const;
   // Answers the server's own error and marks the connection for closing.
   void Error(Connection& c, int status, absl::string_view message);
-  void Close(std::unique_ptr<Connection> c, bool linger);
+  // After the last answer: no more writes, and the poller reads what the client
+  // still sends until it closes (at most 2 s, 64 MiB).
+  void Linger(std::unique_ptr<Connection> c);
+  // The poller's part of lingering: false once the client closed or sent too much.
+  bool Drain(Connection& c);
+  void Close(std::unique_ptr<Connection> c);
   void Wake();
 
   const HttpServerOptions options_;

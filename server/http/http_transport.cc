@@ -37,7 +37,7 @@ class Plain final : public HttpTransport {
     }
   }
 
-  absl::Status Write(absl::string_view head, absl::string_view body, absl::Time deadline) override {
+  absl::Status Write(absl::string_view head, absl::string_view body, absl::Duration stall) override {
     iovec iov[2] = {{const_cast<char*>(head.data()), head.size()}, {const_cast<char*>(body.data()), body.size()}};
     int first = 0;
     while (first < 2) {
@@ -53,7 +53,7 @@ class Plain final : public HttpTransport {
       if (sent < 0) {
         if (errno == EINTR) continue;
         if (errno != EAGAIN && errno != EWOULDBLOCK) return Errno("send");
-        if (auto s = WaitForSocket(fd_, POLLOUT, deadline); !s.ok()) return s;
+        if (auto s = WaitForSocket(fd_, POLLOUT, absl::Now() + stall); !s.ok()) return s;
         continue;
       }
       size_t n = static_cast<size_t>(sent);
@@ -106,7 +106,7 @@ class Tls final : public HttpTransport {
     }
   }
 
-  absl::Status Write(absl::string_view head, absl::string_view body, absl::Time deadline) override {
+  absl::Status Write(absl::string_view head, absl::string_view body, absl::Duration stall) override {
     for (absl::string_view part : {head, body}) {
       while (!part.empty()) {
         ERR_clear_error();
@@ -116,7 +116,7 @@ class Tls final : public HttpTransport {
           part.remove_prefix(sent);
           continue;
         }
-        if (auto s = Wait(rc, deadline, "TLS write"); !s.ok()) return s;
+        if (auto s = Wait(rc, absl::Now() + stall, "TLS write"); !s.ok()) return s;
       }
     }
     return absl::OkStatus();

@@ -21,8 +21,9 @@ class HttpTransport {
   // Up to `n` bytes (> 0), 0 at the end of input, DEADLINE_EXCEEDED when
   // nothing came by `deadline`, UNAVAILABLE when the connection failed.
   virtual absl::StatusOr<size_t> Read(char* buf, size_t n, absl::Time deadline) = 0;
-  // All of `head` then all of `body`.
-  virtual absl::Status Write(absl::string_view head, absl::string_view body, absl::Time deadline) = 0;
+  // All of `head` then all of `body`; DEADLINE_EXCEEDED when the peer takes
+  // nothing for `stall` (however long the whole takes).
+  virtual absl::Status Write(absl::string_view head, absl::string_view body, absl::Duration stall) = 0;
   // Input already received and decrypted, which poll() on the socket does not show.
   virtual bool HasPendingInput() const { return false; }
   // Sends nothing more (TLS: close_notify first); input can still be read.

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/time/time.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 #include "gmock/gmock.h"
@@ -130,11 +131,12 @@ std::string Gzip(const std::string& in) {
 
 class HttpServerTest : public ::testing::Test {
  protected:
-  void StartServer(int threads = 4, int max_connections = 64) {
+  void StartServer(int threads = 4, int max_connections = 64, absl::Duration read_timeout = absl::Seconds(30)) {
     HttpServerOptions o;
     o.listen = "127.0.0.1:0";
     o.threads = threads;
     o.max_connections = max_connections;
+    o.read_timeout = read_timeout;
     o.limits.max_body_bytes = 1 << 20;
     o.limits.body_limit_name = "--max_message_bytes";
     auto s = HttpServer::Start(std::move(o), [this](const HttpRequest& req, HttpResponse& res) {
@@ -330,6 +332,30 @@ TEST_F(HttpServerTest, IdleConnectionsHoldNoThread) {
   // And the idle ones still serve.
   idle[3]->Send("GET /again HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_EQ(idle[3]->Next(1000).body, "GET /again 0 ");
+}
+
+// Slowloris: clients that send a request's head a byte at a time, or stop
+// in the middle of it, hold connections, not workers; a head that does not
+// complete in time gets 408.
+TEST_F(HttpServerTest, SlowClientsHoldNoThread) {
+  server_.reset();
+  StartServer(/*threads=*/2, /*max_connections=*/64, /*read_timeout=*/absl::Milliseconds(800));
+  std::vector<std::unique_ptr<Client>> slow;
+  for (int i = 0; i < 10; ++i) {
+    slow.push_back(std::make_unique<Client>(port()));
+    slow.back()->Send("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Le");
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  Client c(port());
+  c.Send("GET /now HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(c.Next(500).body, "GET /now 0 ");
+  // One of them goes on, slowly, and is served; the rest time out.
+  slow[0]->Send("ngth: 2\r\n\r\n");
+  slow[0]->Send("ok");
+  EXPECT_EQ(slow[0]->Next(2000).body, "POST /slow 2 ok");
+  Answer late = slow[1]->Next(3000);
+  EXPECT_EQ(late.status, 408);
+  EXPECT_TRUE(slow[1]->Closed(3000));
 }
 
 TEST_F(HttpServerTest, ConnectionsPastTheLimitGet503) {
