@@ -29,7 +29,7 @@
 #include "client/client.h"
 #include "kserve/grpc_service.grpc.pb.h"
 #include "server/rpc/npu_server.h"
-#include "server/rpc/request_log.h"
+#include "server/core/request_log.h"
 
 namespace npu::bench {
 namespace {
@@ -58,7 +58,7 @@ std::string JsonBody(bool binary) {
 }
 
 int RunKserveBench(const KserveArgs& args) {
-  rpc::RequestLog::SetLevel("off").IgnoreError();
+  core::RequestLog::SetLevel("off").IgnoreError();
   rpc::ServerConfig config;
   config.listen = "127.0.0.1:0";
   config.http_listen = "127.0.0.1:0";

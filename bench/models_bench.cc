@@ -40,7 +40,7 @@
 #include "client/npy.h"
 #include "client/model_file.h"
 #include "server/rpc/npu_server.h"
-#include "server/rpc/request_log.h"
+#include "server/core/request_log.h"
 
 namespace npu::bench {
 namespace {
@@ -160,7 +160,7 @@ std::string Breakdown(const v1::Profile& profile) {
 }
 
 int RunModelsBench(const ModelsArgs& args) {
-  rpc::RequestLog::SetLevel("off").IgnoreError();
+  core::RequestLog::SetLevel("off").IgnoreError();
   std::string dir = args.dir;
   if (dir.empty()) {
     char tmpl[] = "/tmp/npu-bench-models-XXXXXX";

@@ -32,7 +32,7 @@
 #include "client/channel.h"
 #include "client/client.h"
 #include "server/rpc/npu_server.h"
-#include "server/rpc/request_log.h"
+#include "server/core/request_log.h"
 
 namespace npu::bench {
 namespace {
@@ -121,7 +121,7 @@ int RunServiceBench(const ServiceArgs& args) {
   const int reps = args.reps;
   const double seconds = args.seconds;
   const std::string& only = args.only;
-  rpc::RequestLog::SetLevel("off").IgnoreError();  // the echo service logs nothing either
+  core::RequestLog::SetLevel("off").IgnoreError();  // the echo service logs nothing either
   rpc::ServerConfig config;
   config.listen = "127.0.0.1:0";
   config.device_options.omp_threads = 0;

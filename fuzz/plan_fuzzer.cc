@@ -14,7 +14,7 @@
 #include "server/graph/runner.h"
 #include "server/graph/plan.h"
 #include "server/rpc/run_binding.h"
-#include "server/rpc/tensor_store.h"
+#include "server/core/tensor_store.h"
 
 namespace {
 
@@ -29,7 +29,7 @@ struct World {
     return o;
   }
   npu::device::Device device;
-  npu::rpc::TensorStore store;
+  npu::core::TensorStore store;
 };
 
 // Small limits keep every input fast: the fuzzer looks for crashes, not for work.

@@ -1,7 +1,8 @@
 #include "server/rpc/device_service.h"
 
+#include "server/rpc/call_tenant.h"
 #include "server/rpc/grpc_status.h"
-#include "server/rpc/request_log.h"
+#include "server/core/request_log.h"
 
 namespace npu::rpc {
 namespace {
@@ -32,24 +33,24 @@ double Ratio(uint64_t busy, uint64_t span) { return span == 0 ? 0.0 : static_cas
 
 grpc::Status DeviceServiceImpl::ListDevices(grpc::ServerContext* ctx, const v1::ListDevicesRequest*,
                                             v1::ListDevicesResponse* resp) {
-  RequestLog log("ListDevices");
-  if (auto tenant = state_.TenantOf(*ctx); !tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
+  core::RequestLog log("ListDevices");
+  if (auto tenant = TenantOf(state_, *ctx); !tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
   for (const auto& d : state_.devices.devices()) Describe(*d, resp->add_devices());
   return ToGrpcStatus(log.Finish(absl::OkStatus()));
 }
 
 grpc::Status DeviceServiceImpl::GetDevice(grpc::ServerContext* ctx, const v1::GetDeviceRequest* req,
                                           v1::DeviceInfo* resp) {
-  RequestLog log("GetDevice");
-  if (auto tenant = state_.TenantOf(*ctx); !tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
+  core::RequestLog log("GetDevice");
+  if (auto tenant = TenantOf(state_, *ctx); !tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
   auto d = state_.devices.Find(req->device());
   if (d.ok()) Describe(**d, resp);
   return ToGrpcStatus(log.Finish(d.status()));
 }
 
 grpc::Status DeviceServiceImpl::GetStats(grpc::ServerContext* ctx, const v1::GetStatsRequest*, v1::ServerStats* resp) {
-  RequestLog log("GetStats");
-  if (auto tenant = state_.TenantOf(*ctx); !tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
+  core::RequestLog log("GetStats");
+  if (auto tenant = TenantOf(state_, *ctx); !tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
   resp->set_runs_total(state_.counters.runs_total.load());
   resp->set_runs_failed(state_.counters.runs_failed.load());
   resp->set_uploads_total(state_.counters.uploads_total.load());

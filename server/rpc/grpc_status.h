@@ -14,7 +14,7 @@ namespace npu::rpc {
 // then report "metadata size exceeds limit" instead of the error, so a longer
 // message is cut in the middle (graph::BoundedMessage), keeping the culprit at
 // its start and the reason at its end. Callers log the whole message first
-// (RequestLog::Finish).
+// (core::RequestLog::Finish).
 inline constexpr size_t kMaxStatusMessageBytes = 4096;
 
 grpc::Status ToGrpcStatus(const absl::Status& s);

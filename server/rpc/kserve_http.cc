@@ -18,7 +18,7 @@
 #include "server/rpc/kserve_json_parse.h"
 #include "server/rpc/kserve_json_tensor.h"
 #include "server/rpc/kserve_server_info.h"
-#include "server/rpc/request_log.h"
+#include "server/core/request_log.h"
 
 namespace npu::rpc {
 namespace {
@@ -175,7 +175,7 @@ int HttpStatusFor(absl::StatusCode code) {
 }
 
 absl::StatusOr<std::unique_ptr<KserveHttpServer>> KserveHttpServer::Start(const KserveHttpOptions& options,
-                                                                          ServerState& state, KserveModels& models) {
+                                                                          core::ServerState& state, KserveModels& models) {
   http::HttpServerOptions http;
   http.listen = options.listen;
   http.flag = "--http_listen";
@@ -240,7 +240,7 @@ void KserveHttpServer::Handle(const HttpRequest& req, HttpResponse& res) {
                       absl::StrCat("no endpoint ", req.method, " ", req.path,
                                    "; the KServe v2 endpoints are under /v2 (docs/serving.md)"));
   }
-  RequestLog log(MethodName(route.kind));
+  core::RequestLog log(MethodName(route.kind));
   auto tenant = state_.TenantOfAuthorization(req.HeaderOr("authorization"));
   absl::Status s = tenant.status();
   if (tenant.ok()) {
@@ -252,7 +252,7 @@ void KserveHttpServer::Handle(const HttpRequest& req, HttpResponse& res) {
 }
 
 absl::Status KserveHttpServer::Serve(const Route& route, const std::string& tenant, const HttpRequest& req,
-                                     HttpResponse& res, RequestLog& log) {
+                                     HttpResponse& res, core::RequestLog& log) {
   switch (route.kind) {
     case Route::kServerMetadata: {
       const inference::ServerMetadataResponse m = KserveServerMetadata();
@@ -303,7 +303,7 @@ absl::Status KserveHttpServer::Serve(const Route& route, const std::string& tena
 }
 
 absl::Status KserveHttpServer::Infer(const Route& route, const std::string& tenant, const HttpRequest& req,
-                                     HttpResponse& res, RequestLog& log) {
+                                     HttpResponse& res, core::RequestLog& log) {
   std::optional<uint64_t> header_length;
   if (const std::string* h = req.Header(kHeaderLength)) {
     uint64_t n = 0;

@@ -29,8 +29,8 @@
 #include "server/device/cancel_token.h"
 #include "server/http/http_server.h"
 #include "server/rpc/kserve_models.h"
-#include "server/rpc/request_log.h"
-#include "server/rpc/server_state.h"
+#include "server/core/request_log.h"
+#include "server/core/server_state.h"
 
 namespace npu::rpc {
 
@@ -49,7 +49,7 @@ int HttpStatusFor(absl::StatusCode code);
 
 class KserveHttpServer {
  public:
-  static absl::StatusOr<std::unique_ptr<KserveHttpServer>> Start(const KserveHttpOptions& options, ServerState& state,
+  static absl::StatusOr<std::unique_ptr<KserveHttpServer>> Start(const KserveHttpOptions& options, core::ServerState& state,
                                                                  KserveModels& models);
   // Stops the runs in flight, then serving, and joins the HTTP server's threads.
   ~KserveHttpServer();
@@ -59,17 +59,17 @@ class KserveHttpServer {
   struct Route;
 
  private:
-  KserveHttpServer(ServerState& state, KserveModels& models) : state_(state), models_(models) {}
+  KserveHttpServer(core::ServerState& state, KserveModels& models) : state_(state), models_(models) {}
   void Handle(const http::HttpRequest& req, http::HttpResponse& res);
   absl::Status Serve(const Route& route, const std::string& tenant, const http::HttpRequest& req,
-                     http::HttpResponse& res, RequestLog& log);
+                     http::HttpResponse& res, core::RequestLog& log);
   absl::Status Infer(const Route& route, const std::string& tenant, const http::HttpRequest& req,
-                     http::HttpResponse& res, RequestLog& log);
+                     http::HttpResponse& res, core::RequestLog& log);
   // Tracks a run's token so that shutdown can stop it; false once stopping.
   bool Track(const std::shared_ptr<device::CancelToken>& token);
   void Untrack(const std::shared_ptr<device::CancelToken>& token);
 
-  ServerState& state_;
+  core::ServerState& state_;
   KserveModels& models_;
   Mutex mu_;
   std::set<std::shared_ptr<device::CancelToken>> running_ ABSL_GUARDED_BY(mu_);

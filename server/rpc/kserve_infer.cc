@@ -38,7 +38,7 @@ absl::Status CheckParameterNames(const InferParameters& params) {
 }
 
 // `npu_device`, or the device with the fewest runs waiting or running.
-absl::StatusOr<device::Device*> ChooseDevice(const ServerState& state, const InferParameters& params) {
+absl::StatusOr<device::Device*> ChooseDevice(const core::ServerState& state, const InferParameters& params) {
   if (auto it = params.find(kParamDevice); it != params.end()) {
     if (it->second.parameter_choice_case() != inference::InferParameter::kStringParam) {
       return absl::InvalidArgumentError(
@@ -99,7 +99,7 @@ absl::StatusOr<std::vector<size_t>> MatchInputs(const std::vector<DeclaredInput>
 // The plan that serves this request. A model with dynamic dims (-1) is planned
 // for the shapes the request's inputs bring (one cached plan per signature);
 // a static model has one plan per preset.
-absl::StatusOr<std::shared_ptr<const graph::Plan>> PlanForRequest(RegisteredGraph& model, const std::string& name,
+absl::StatusOr<std::shared_ptr<const graph::Plan>> PlanForRequest(core::RegisteredGraph& model, const std::string& name,
                                                                   const device::DevicePreset& preset,
                                                                   const graph::PlanLimits& limits,
                                                                   const std::vector<InferTensor>& given) {
@@ -195,7 +195,7 @@ void ProfileParameters(v1::Profile profile, bool nodes, InferParameters& params)
 
 // One inference from binding to `done`; shared by the runner's callback.
 struct InferRun {
-  ServerState& state;
+  core::ServerState& state;
   InferRequest request;
   InferDone done;
   KserveModel model;
@@ -229,7 +229,7 @@ struct InferRun {
 
 absl::Status Submit(const std::shared_ptr<InferRun>& run, const KserveModels& models, const std::string& tenant,
                     std::shared_ptr<device::CancelToken> cancel) {
-  ServerState& state = run->state;
+  core::ServerState& state = run->state;
   if (auto s = state.CheckAdmitting(); !s.ok()) return s;
   state.counters.runs_total.fetch_add(1);
   run->admitted = true;
@@ -272,7 +272,7 @@ absl::StatusOr<bool> BoolParameter(const InferParameters& params, const std::str
   return it->second.bool_param();
 }
 
-void StartInfer(ServerState& state, const KserveModels& models, const std::string& tenant, InferRequest request,
+void StartInfer(core::ServerState& state, const KserveModels& models, const std::string& tenant, InferRequest request,
                 std::shared_ptr<device::CancelToken> cancel, InferDone done) {
   // Counted before the drain check, so a drain that starts now waits for it or refuses it.
   state.counters.runs_in_flight.fetch_add(1);

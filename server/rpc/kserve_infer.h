@@ -25,7 +25,7 @@
 #include "server/device/cancel_token.h"
 #include "server/graph/host_tensor.h"
 #include "server/rpc/kserve_models.h"
-#include "server/rpc/server_state.h"
+#include "server/core/server_state.h"
 
 namespace npu::rpc {
 
@@ -70,7 +70,7 @@ using InferDone = std::function<void(absl::StatusOr<InferResult>)>;
 // request is refused. The request's tensors may view bytes the caller owns;
 // they must stay alive until `done`. The run is counted in the server's
 // counters (in flight, total, failed, cancelled) as an npu.v1 Run is.
-void StartInfer(ServerState& state, const KserveModels& models, const std::string& tenant, InferRequest request,
+void StartInfer(core::ServerState& state, const KserveModels& models, const std::string& tenant, InferRequest request,
                 std::shared_ptr<device::CancelToken> cancel, InferDone done);
 
 // A bool parameter: `fallback` when absent, INVALID_ARGUMENT naming it when

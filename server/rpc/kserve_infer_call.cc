@@ -3,17 +3,18 @@
 #include <chrono>
 #include <utility>
 
+#include "server/rpc/call_tenant.h"
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/kserve_grpc_codec.h"
 
 namespace npu::rpc {
 
-void KserveInferCall::Await(AsyncCallQueue& queue, KserveAsyncService& service, ServerState& state,
+void KserveInferCall::Await(AsyncCallQueue& queue, KserveAsyncService& service, core::ServerState& state,
                             const KserveModels& models) {
   new KserveInferCall(queue, service, state, models);
 }
 
-KserveInferCall::KserveInferCall(AsyncCallQueue& queue, KserveAsyncService& service, ServerState& state,
+KserveInferCall::KserveInferCall(AsyncCallQueue& queue, KserveAsyncService& service, core::ServerState& state,
                                  const KserveModels& models)
     : queue_(queue), service_(service), state_(state), models_(models) {
   queue_.Awaiting();
@@ -32,7 +33,7 @@ void KserveInferCall::OnRequest(bool ok) {
     Complete(std::move(s));
     return;
   }
-  auto tenant = state_.TenantOf(ctx_);
+  auto tenant = TenantOf(state_, ctx_);
   if (!tenant.ok()) {
     Complete(tenant.status());
     return;

@@ -18,8 +18,8 @@
 #include "server/rpc/async_call_queue.h"
 #include "server/rpc/kserve_infer.h"
 #include "server/rpc/kserve_models.h"
-#include "server/rpc/request_log.h"
-#include "server/rpc/server_state.h"
+#include "server/core/request_log.h"
+#include "server/core/server_state.h"
 
 namespace npu::rpc {
 
@@ -30,11 +30,11 @@ using KserveAsyncService =
 class KserveInferCall {
  public:
   // Asks gRPC for the next ModelInfer call; the call object lives from here.
-  static void Await(AsyncCallQueue& queue, KserveAsyncService& service, ServerState& state,
+  static void Await(AsyncCallQueue& queue, KserveAsyncService& service, core::ServerState& state,
                     const KserveModels& models);
 
  private:
-  KserveInferCall(AsyncCallQueue& queue, KserveAsyncService& service, ServerState& state,
+  KserveInferCall(AsyncCallQueue& queue, KserveAsyncService& service, core::ServerState& state,
                   const KserveModels& models);
 
   void OnRequest(bool ok);   // a call arrived (ok) or the server shuts down
@@ -46,7 +46,7 @@ class KserveInferCall {
 
   AsyncCallQueue& queue_;
   KserveAsyncService& service_;
-  ServerState& state_;
+  core::ServerState& state_;
   const KserveModels& models_;
   grpc::ServerContext ctx_;
   grpc::ByteBuffer request_bytes_;
@@ -57,7 +57,7 @@ class KserveInferCall {
   CallEvent<KserveInferCall> done_tag_{this, &KserveInferCall::OnDone};
   std::atomic<int> pending_events_{2};  // finish and done
 
-  RequestLog log_{"inference.ModelInfer"};
+  core::RequestLog log_{"inference.ModelInfer"};
   const std::shared_ptr<device::CancelToken> cancel_ = std::make_shared<device::CancelToken>();
 };
 

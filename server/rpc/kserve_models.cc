@@ -34,13 +34,13 @@ absl::Status NoSuchVersion(absl::string_view name, absl::string_view version, co
 
 // The version to serve of a repository model: the one asked for, or the
 // highest loaded.
-absl::StatusOr<KserveModel> FromRepository(const ModelRepository::Model& m, absl::string_view name,
+absl::StatusOr<KserveModel> FromRepository(const core::ModelRepository::Model& m, absl::string_view name,
                                            absl::string_view version) {
   KserveModel model{std::string(name), "", {}, "", nullptr};
   for (const auto& v : m.versions) {
     if (!v.version.empty()) model.versions.push_back(v.version);
   }
-  const ModelRepository::Version* pick = nullptr;
+  const core::ModelRepository::Version* pick = nullptr;
   for (const auto& v : m.versions) {
     if (version.empty() ? v.graph != nullptr : v.version == version) pick = &v;
   }
@@ -117,8 +117,8 @@ absl::StatusOr<inference::ModelMetadataResponse> KserveModels::Metadata(const st
 inference::RepositoryIndexResponse KserveModels::Index(const std::string& tenant, bool ready_only) const {
   inference::RepositoryIndexResponse out;
   if (repository_ != nullptr) {
-    for (const ModelRepository::Model& m : repository_->List()) {
-      for (const ModelRepository::Version& v : m.versions) {
+    for (const core::ModelRepository::Model& m : repository_->List()) {
+      for (const core::ModelRepository::Version& v : m.versions) {
         if (ready_only && v.graph == nullptr) continue;
         auto* entry = out.add_models();
         entry->set_name(m.name);

@@ -16,9 +16,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "kserve/grpc_service.pb.h"
-#include "server/rpc/graph_store.h"
-#include "server/rpc/model_repository.h"
-#include "server/rpc/server_state.h"
+#include "server/core/graph_store.h"
+#include "server/core/model_repository.h"
+#include "server/core/server_state.h"
 
 namespace npu::rpc {
 
@@ -29,7 +29,7 @@ struct KserveModel {
   std::string version;                // the version resolved
   std::vector<std::string> versions;  // every version under the name
   std::string platform;
-  std::shared_ptr<RegisteredGraph> graph;
+  std::shared_ptr<core::RegisteredGraph> graph;
 };
 
 // Find's answer for a model that does not exist or is not loaded: to the
@@ -38,11 +38,11 @@ inline bool IsAbsentModel(const absl::Status& s) { return absl::IsNotFound(s) ||
 
 class KserveModels {
  public:
-  explicit KserveModels(ServerState& state) : state_(state) {}
+  explicit KserveModels(core::ServerState& state) : state_(state) {}
 
   // Before serving starts.
-  void SetRepository(std::unique_ptr<ModelRepository> repository) { repository_ = std::move(repository); }
-  const ModelRepository* repository() const { return repository_.get(); }
+  void SetRepository(std::unique_ptr<core::ModelRepository> repository) { repository_ = std::move(repository); }
+  const core::ModelRepository* repository() const { return repository_.get(); }
 
   // A model ready for inference; without a version, a repository model's
   // highest loaded one. NOT_FOUND for a name that is no model of the
@@ -73,8 +73,8 @@ class KserveModels {
   absl::StatusOr<KserveModel> FindRegistered(const std::string& tenant, absl::string_view name,
                                              absl::string_view version) const;
 
-  ServerState& state_;
-  std::unique_ptr<ModelRepository> repository_;  // null without --model_repository
+  core::ServerState& state_;
+  std::unique_ptr<core::ModelRepository> repository_;  // null without --model_repository
 };
 
 }  // namespace npu::rpc

@@ -7,7 +7,7 @@
 
 namespace npu::rpc {
 
-absl::Status KserveServerReadiness(const ServerState& state) {
+absl::Status KserveServerReadiness(const core::ServerState& state) {
   if (auto s = state.CheckAdmitting(); !s.ok()) return s;
   for (const auto& d : state.devices.devices()) {
     if (state.Wedged(d->Stats())) {

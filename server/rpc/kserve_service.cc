@@ -1,17 +1,18 @@
 #include "server/rpc/kserve_service.h"
 
+#include "server/rpc/call_tenant.h"
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/kserve_server_info.h"
-#include "server/rpc/request_log.h"
+#include "server/core/request_log.h"
 
 namespace npu::rpc {
 namespace {
 
 // Runs `body` for the caller's tenant, logging the call.
 template <typename Body>
-grpc::Status ForTenant(const ServerState& state, const grpc::ServerContext& ctx, const char* method, Body body) {
-  RequestLog log(method);
-  auto tenant = state.TenantOf(ctx);
+grpc::Status ForTenant(const core::ServerState& state, const grpc::ServerContext& ctx, const char* method, Body body) {
+  core::RequestLog log(method);
+  auto tenant = TenantOf(state, ctx);
   if (!tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
   log.set_tenant(*tenant);
   return ToGrpcStatus(log.Finish(body(*tenant)));

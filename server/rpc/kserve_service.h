@@ -9,13 +9,13 @@
 #include "kserve/grpc_service.grpc.pb.h"
 #include "server/rpc/kserve_infer_call.h"
 #include "server/rpc/kserve_models.h"
-#include "server/rpc/server_state.h"
+#include "server/core/server_state.h"
 
 namespace npu::rpc {
 
 class KserveServiceImpl final : public KserveAsyncService {
  public:
-  KserveServiceImpl(ServerState& state, KserveModels& models) : state_(state), models_(models) {}
+  KserveServiceImpl(core::ServerState& state, KserveModels& models) : state_(state), models_(models) {}
 
   grpc::Status ServerLive(grpc::ServerContext* ctx, const inference::ServerLiveRequest* req,
                           inference::ServerLiveResponse* resp) override;
@@ -35,7 +35,7 @@ class KserveServiceImpl final : public KserveAsyncService {
                                      inference::RepositoryModelUnloadResponse* resp) override;
 
  private:
-  ServerState& state_;
+  core::ServerState& state_;
   KserveModels& models_;
 };
 

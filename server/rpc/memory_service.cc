@@ -4,9 +4,10 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "server/rpc/call_tenant.h"
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/parse_error_interceptor.h"
-#include "server/rpc/request_log.h"
+#include "server/core/request_log.h"
 
 namespace npu::rpc {
 namespace {
@@ -83,8 +84,8 @@ absl::Status MemoryServiceImpl::DoUpload(const std::string& tenant, grpc::Server
 
 grpc::Status MemoryServiceImpl::Upload(grpc::ServerContext* ctx, grpc::ServerReader<v1::UploadChunk>* reader,
                                        v1::TensorHandle* resp) {
-  RequestLog log("Upload");
-  auto tenant = state_.TenantOf(*ctx);
+  core::RequestLog log("Upload");
+  auto tenant = TenantOf(state_, *ctx);
   if (!tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
   log.set_tenant(*tenant);
   if (auto s = state_.CheckAdmitting(); !s.ok()) return ToGrpcStatus(log.Finish(s));
@@ -102,7 +103,7 @@ absl::Status MemoryServiceImpl::DoDownload(const std::string& tenant, const v1::
   const char* data = reinterpret_cast<const char*>(stored->tensor.data());
   uint64_t sent = 0;
   v1::DownloadChunk chunk;
-  *chunk.mutable_info() = TensorStore::Describe(*stored);
+  *chunk.mutable_info() = core::TensorStore::Describe(*stored);
   do {
     const uint64_t len = std::min(chunk_bytes, total - sent);
     chunk.set_data(data + sent, len);
@@ -116,16 +117,16 @@ absl::Status MemoryServiceImpl::DoDownload(const std::string& tenant, const v1::
 
 grpc::Status MemoryServiceImpl::Download(grpc::ServerContext* ctx, const v1::DownloadRequest* req,
                                          grpc::ServerWriter<v1::DownloadChunk>* writer) {
-  RequestLog log("Download");
-  auto tenant = state_.TenantOf(*ctx);
+  core::RequestLog log("Download");
+  auto tenant = TenantOf(state_, *ctx);
   if (!tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
   log.set_tenant(*tenant);
   return ToGrpcStatus(log.Finish(DoDownload(*tenant, *req, writer)));
 }
 
 grpc::Status MemoryServiceImpl::Free(grpc::ServerContext* ctx, const v1::FreeRequest* req, v1::FreeResponse*) {
-  RequestLog log("Free");
-  auto tenant = state_.TenantOf(*ctx);
+  core::RequestLog log("Free");
+  auto tenant = TenantOf(state_, *ctx);
   if (!tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
   log.set_tenant(*tenant);
   return ToGrpcStatus(log.Finish(state_.tensors.Free(*tenant, req->handle())));
@@ -133,8 +134,8 @@ grpc::Status MemoryServiceImpl::Free(grpc::ServerContext* ctx, const v1::FreeReq
 
 grpc::Status MemoryServiceImpl::List(grpc::ServerContext* ctx, const v1::ListHandlesRequest*,
                                      v1::ListHandlesResponse* resp) {
-  RequestLog log("List");
-  auto tenant = state_.TenantOf(*ctx);
+  core::RequestLog log("List");
+  auto tenant = TenantOf(state_, *ctx);
   if (!tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
   log.set_tenant(*tenant);
   for (auto& h : state_.tensors.List(*tenant)) *resp->add_handles() = std::move(h);

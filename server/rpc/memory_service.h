@@ -1,13 +1,13 @@
 #pragma once
 
 #include "npu/v1/memory.grpc.pb.h"
-#include "server/rpc/server_state.h"
+#include "server/core/server_state.h"
 
 namespace npu::rpc {
 
 class MemoryServiceImpl final : public v1::MemoryService::Service {
  public:
-  explicit MemoryServiceImpl(ServerState& state) : state_(state) {}
+  explicit MemoryServiceImpl(core::ServerState& state) : state_(state) {}
   grpc::Status Upload(grpc::ServerContext* ctx, grpc::ServerReader<v1::UploadChunk>* reader,
                       v1::TensorHandle* resp) override;
   grpc::Status Download(grpc::ServerContext* ctx, const v1::DownloadRequest* req,
@@ -22,7 +22,7 @@ class MemoryServiceImpl final : public v1::MemoryService::Service {
   absl::Status DoDownload(const std::string& tenant, const v1::DownloadRequest& req,
                           grpc::ServerWriter<v1::DownloadChunk>* writer);
 
-  ServerState& state_;
+  core::ServerState& state_;
 };
 
 }  // namespace npu::rpc

@@ -2,7 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "server/rpc/request_metrics.h"
+#include "server/core/request_metrics.h"
 
 namespace npu::rpc {
 namespace {
@@ -15,8 +15,8 @@ void Gauge(std::string& out, const char* name, const char* help) {
 
 }  // namespace
 
-std::string RenderMetrics(const ServerState& state) {
-  std::string out = RequestMetrics::Global().Render();
+std::string RenderMetrics(const core::ServerState& state) {
+  std::string out = core::RequestMetrics::Global().Render();
   const auto& devices = state.devices.devices();
   std::vector<device::DeviceStatsSnapshot> stats;
   for (const auto& d : devices) stats.push_back(d->Stats());
@@ -64,7 +64,7 @@ std::string RenderMetrics(const ServerState& state) {
 }
 
 absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(const std::string& listen,
-                                                                           const ServerState& state) {
+                                                                           const core::ServerState& state) {
   http::HttpServerOptions options;
   options.listen = listen;
   options.flag = "--metrics_listen";

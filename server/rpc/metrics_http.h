@@ -7,19 +7,19 @@
 
 #include "absl/status/statusor.h"
 #include "server/http/http_server.h"
-#include "server/rpc/server_state.h"
+#include "server/core/server_state.h"
 
 namespace npu::rpc {
 
 // Request metrics plus the gauges read from `state` at scrape time: queue
 // depth, device memory, runs in flight, per-unit utilisation.
-std::string RenderMetrics(const ServerState& state);
+std::string RenderMetrics(const core::ServerState& state);
 
 class MetricsHttpServer {
  public:
   // `listen` is HOST:PORT; port 0 picks a free one (see port()).
   static absl::StatusOr<std::unique_ptr<MetricsHttpServer>> Start(const std::string& listen,
-                                                                   const ServerState& state);
+                                                                   const core::ServerState& state);
   int port() const { return http_->port(); }
 
  private:

@@ -69,13 +69,13 @@ absl::StatusOr<std::unique_ptr<NpuServer>> NpuServer::Start(const ServerConfig& 
   if (!credentials.ok()) return credentials.status();
   std::unique_ptr<NpuServer> s(new NpuServer(config, *preset));
   if (!config.auth_tokens_path.empty()) {
-    auto tokens = AuthTokens::Load(config.auth_tokens_path);
+    auto tokens = core::AuthTokens::Load(config.auth_tokens_path);
     if (!tokens.ok()) return tokens.status();
-    s->state_.auth = std::make_unique<const AuthTokens>(*std::move(tokens));
+    s->state_.auth = std::make_unique<const core::AuthTokens>(*std::move(tokens));
   }
 
   if (!config.model_repository.empty()) {
-    auto repository = ModelRepository::Open(config.model_repository, *preset, s->state_.plan_limits());
+    auto repository = core::ModelRepository::Open(config.model_repository, *preset, s->state_.plan_limits());
     if (!repository.ok()) return repository.status();
     s->kserve_models_.SetRepository(*std::move(repository));
   }
@@ -113,7 +113,7 @@ absl::StatusOr<std::unique_ptr<NpuServer>> NpuServer::Start(const ServerConfig& 
   if (config.limits.device_watchdog.count() > 0) s->watchdog_ = std::thread([p = s.get()] { p->WatchDevices(); });
   // Freed memory goes back to the system within a second once 16 MiB of it piles up,
   // and a device's run arena above 4 MiB once the device has been idle for 3 s.
-  s->memory_returner_ = std::make_unique<MemoryReturner>(std::chrono::seconds(1), uint64_t{16} << 20, [p = s.get()] {
+  s->memory_returner_ = std::make_unique<core::MemoryReturner>(std::chrono::seconds(1), uint64_t{16} << 20, [p = s.get()] {
     for (const auto& d : p->state_.devices.devices()) d->ReleaseIdleArena(std::chrono::seconds(3), uint64_t{4} << 20);
   });
   s->state_.memory_returner = s->memory_returner_.get();

@@ -16,11 +16,11 @@
 #include "server/rpc/kserve_http.h"
 #include "server/rpc/kserve_models.h"
 #include "server/rpc/kserve_service.h"
-#include "server/rpc/memory_returner.h"
+#include "server/core/memory_returner.h"
 #include "server/rpc/memory_service.h"
 #include "server/rpc/metrics_http.h"
 #include "server/rpc/runtime_service.h"
-#include "server/rpc/server_state.h"
+#include "server/core/server_state.h"
 #include "server/rpc/training_service.h"
 
 namespace npu::rpc {
@@ -36,7 +36,7 @@ struct ServerConfig {
   int devices = 1;
   std::string preset = "ascend910";
   device::DeviceOptions device_options;
-  ServerLimits limits;
+  core::ServerLimits limits;
   TlsConfig tls;
   std::string auth_tokens_path;  // `TOKEN TENANT` lines; empty = no authentication
   std::string metrics_listen;    // HOST:PORT for Prometheus; empty = off
@@ -59,7 +59,7 @@ class NpuServer {
   int port() const { return port_; }
   int metrics_port() const { return metrics_ ? metrics_->port() : 0; }
   int http_port() const { return kserve_http_ ? kserve_http_->port() : 0; }
-  const ServerState& state() const { return state_; }
+  const core::ServerState& state() const { return state_; }
   const KserveModels& models() const { return kserve_models_; }
 
   // The SIGTERM path: health goes NOT_SERVING, new runs and uploads are refused
@@ -74,7 +74,7 @@ class NpuServer {
   NpuServer(ServerConfig config, device::DevicePreset preset);
 
   ServerConfig config_;
-  ServerState state_;
+  core::ServerState state_;
   DeviceServiceImpl device_service_{state_};
   MemoryServiceImpl memory_service_{state_};
   RuntimeServiceImpl runtime_service_{state_};
@@ -96,7 +96,7 @@ class NpuServer {
   CondVar watch_cv_;
   bool watch_stop_ ABSL_GUARDED_BY(watch_mu_) = false;
   std::thread watchdog_;
-  std::unique_ptr<MemoryReturner> memory_returner_;
+  std::unique_ptr<core::MemoryReturner> memory_returner_;
 };
 
 }  // namespace npu::rpc

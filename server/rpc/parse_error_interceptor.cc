@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/rpc/grpc_status.h"
-#include "server/rpc/request_log.h"
+#include "server/core/request_log.h"
 
 namespace npu::rpc {
 namespace {
@@ -46,7 +46,7 @@ class ParseErrorInterceptor final : public grpc::experimental::Interceptor {
         !methods->GetSendStatus().ok()) {
       std::string message = absl::StrCat("the request to ", info_->method(), " is not a valid protobuf message");
       if (!complaint_.empty()) absl::StrAppend(&message, ": ", complaint_);
-      RequestLog log(MethodName(info_->method()));
+      core::RequestLog log(MethodName(info_->method()));
       methods->ModifySendStatus(ToGrpcStatus(log.Finish(absl::InvalidArgumentError(message))));
     }
     methods->Proceed();

@@ -11,7 +11,7 @@ namespace npu::rpc {
 
 absl::StatusOr<std::vector<graph::HostTensor>> ResolveInputs(const std::vector<v1::ValueInfo>& declared,
                                                              const v1::RunRequest& req, const std::string& tenant,
-                                                             const device::Device& device, TensorStore& store) {
+                                                             const device::Device& device, core::TensorStore& store) {
   std::unordered_map<std::string, const v1::RunInput*> given;
   for (const auto& in : req.inputs()) {
     if (!given.emplace(in.name(), &in).second) {
@@ -96,7 +96,7 @@ absl::StatusOr<RunBinding> BindInputs(const graph::Plan& plan, std::vector<graph
 }
 
 absl::StatusOr<RunBinding> BindRun(const graph::Plan& plan, const v1::RunRequest& req, const std::string& tenant,
-                                   const device::Device& device, TensorStore& store) {
+                                   const device::Device& device, core::TensorStore& store) {
   std::vector<v1::ValueInfo> declared;
   for (int v : plan.inputs) {
     v1::ValueInfo& info = declared.emplace_back();

@@ -9,7 +9,7 @@
 #include "npu/v1/runtime.pb.h"
 #include "server/device/device.h"
 #include "server/graph/plan.h"
-#include "server/rpc/tensor_store.h"
+#include "server/core/tensor_store.h"
 
 namespace npu::rpc {
 
@@ -23,7 +23,7 @@ struct RunBinding {
 // declared dtype and shape (a dynamic dim, -1, takes any size); no other name.
 absl::StatusOr<std::vector<graph::HostTensor>> ResolveInputs(const std::vector<v1::ValueInfo>& declared,
                                                              const v1::RunRequest& req, const std::string& tenant,
-                                                             const device::Device& device, TensorStore& store);
+                                                             const device::Device& device, core::TensorStore& store);
 std::vector<graph::TensorType> TypesOf(const std::vector<graph::HostTensor>& inputs);
 
 // Resolved inputs against `plan` (exact types); keep_on_device names must be
@@ -33,6 +33,6 @@ absl::StatusOr<RunBinding> BindInputs(const graph::Plan& plan, std::vector<graph
 
 // ResolveInputs against the plan's inputs, then BindInputs.
 absl::StatusOr<RunBinding> BindRun(const graph::Plan& plan, const v1::RunRequest& req, const std::string& tenant,
-                                   const device::Device& device, TensorStore& store);
+                                   const device::Device& device, core::TensorStore& store);
 
 }  // namespace npu::rpc

@@ -7,16 +7,17 @@
 #include "absl/strings/str_cat.h"
 #include "server/graph/passes/prepare_graph.h"
 #include "server/graph/passes/shape_binding.h"
+#include "server/rpc/call_tenant.h"
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/tensor_codec.h"
 
 namespace npu::rpc {
 
-void RunCall::Await(AsyncCallQueue& queue, RunAsyncService& service, ServerState& state) {
+void RunCall::Await(AsyncCallQueue& queue, RunAsyncService& service, core::ServerState& state) {
   new RunCall(queue, service, state);
 }
 
-RunCall::RunCall(AsyncCallQueue& queue, RunAsyncService& service, ServerState& state)
+RunCall::RunCall(AsyncCallQueue& queue, RunAsyncService& service, core::ServerState& state)
     : queue_(queue), service_(service), state_(state) {
   queue_.Awaiting();
   ctx_.AsyncNotifyWhenDone(&done_tag_);
@@ -30,7 +31,7 @@ void RunCall::OnRequest(bool ok) {
     return;
   }
   queue_.Accepted([this] { Await(queue_, service_, state_); });  // the next call, before this one's work
-  log_ = std::make_unique<RequestLog>("Run");
+  log_ = std::make_unique<core::RequestLog>("Run");
   // Counted before the drain check, so a drain that starts now waits for it or refuses it.
   state_.counters.runs_in_flight.fetch_add(1);
   absl::Status s = ParseRawRequest(request_bytes_, req_, "/npu.v1.RuntimeService/Run");
@@ -56,7 +57,7 @@ void RunCall::MaybeDelete() {
 }
 
 absl::Status RunCall::Submit() {
-  auto tenant = state_.TenantOf(ctx_);
+  auto tenant = TenantOf(state_, ctx_);
   if (!tenant.ok()) return tenant.status();
   tenant_ = *std::move(tenant);
   log_->set_tenant(tenant_);

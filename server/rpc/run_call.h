@@ -17,9 +17,9 @@
 #include "server/device/cancel_token.h"
 #include "server/graph/runner.h"
 #include "server/rpc/async_call_queue.h"
-#include "server/rpc/request_log.h"
+#include "server/core/request_log.h"
 #include "server/rpc/run_binding.h"
-#include "server/rpc/server_state.h"
+#include "server/core/server_state.h"
 
 namespace npu::rpc {
 
@@ -30,10 +30,10 @@ using RunAsyncService = v1::RuntimeService::WithRawMethod_Run<v1::RuntimeService
 class RunCall {
  public:
   // Asks gRPC for the next Run call; the call object lives from here.
-  static void Await(AsyncCallQueue& queue, RunAsyncService& service, ServerState& state);
+  static void Await(AsyncCallQueue& queue, RunAsyncService& service, core::ServerState& state);
 
  private:
-  RunCall(AsyncCallQueue& queue, RunAsyncService& service, ServerState& state);
+  RunCall(AsyncCallQueue& queue, RunAsyncService& service, core::ServerState& state);
 
   void OnRequest(bool ok);   // a call arrived (ok) or the server shuts down
   void OnFinished(bool ok);  // the status went out
@@ -48,7 +48,7 @@ class RunCall {
 
   AsyncCallQueue& queue_;
   RunAsyncService& service_;
-  ServerState& state_;
+  core::ServerState& state_;
   grpc::ServerContext ctx_;
   grpc::ByteBuffer request_bytes_;
   v1::RunRequest req_;
@@ -60,7 +60,7 @@ class RunCall {
   // The finish and done events must both have come back before the object goes.
   std::atomic<int> pending_events_{2};
 
-  std::unique_ptr<RequestLog> log_;
+  std::unique_ptr<core::RequestLog> log_;
   const std::shared_ptr<device::CancelToken> cancel_ = std::make_shared<device::CancelToken>();
   std::string tenant_;
   bool admitted_ = false;  // counted in runs_total

@@ -4,16 +4,17 @@
 
 #include "base/deterministic_bytes.h"
 #include "base/sha256.h"
+#include "server/rpc/call_tenant.h"
 #include "server/rpc/grpc_status.h"
-#include "server/rpc/model_registration.h"
-#include "server/rpc/request_log.h"
+#include "server/core/model_registration.h"
+#include "server/core/request_log.h"
 
 namespace npu::rpc {
 
 grpc::Status RuntimeServiceImpl::RegisterGraph(grpc::ServerContext* ctx, const v1::RegisterGraphRequest* req,
                                                v1::RegisterGraphResponse* resp) {
-  RequestLog log("RegisterGraph");
-  auto tenant = state_.TenantOf(*ctx);
+  core::RequestLog log("RegisterGraph");
+  auto tenant = TenantOf(state_, *ctx);
   if (!tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
   log.set_tenant(*tenant);
   if (auto s = state_.CheckAdmitting(); !s.ok()) return ToGrpcStatus(log.Finish(s));
@@ -26,12 +27,12 @@ grpc::Status RuntimeServiceImpl::RegisterGraph(grpc::ServerContext* ctx, const v
       const uint64_t size = bytes.size();
       const std::string sha = Sha256Hex(bytes);
       std::string().swap(bytes);
-      registered = RegisterModel(state_, *tenant, size, sha, req->device(), req->content_sha256(),
-                                 [&]() -> absl::StatusOr<LoadedModel> {
+      registered = core::RegisterModel(state_, *tenant, size, sha, req->device(), req->content_sha256(),
+                                 [&]() -> absl::StatusOr<core::LoadedModel> {
                                    // Copied: moving the request's many small
                                    // allocations into the store left more of
                                    // them fragmented once it was unregistered.
-                                   return LoadedModel{std::make_shared<const v1::Graph>(req->graph()), {}};
+                                   return core::LoadedModel{std::make_shared<const v1::Graph>(req->graph()), {}};
                                  });
       break;
     }
@@ -40,7 +41,7 @@ grpc::Status RuntimeServiceImpl::RegisterGraph(grpc::ServerContext* ctx, const v
       // request for this handler alone, and a copy would hold them twice while
       // they are imported (a 45 MB ResNet-18 peaked 45 MB higher).
       std::string bytes = std::move(*const_cast<v1::RegisterGraphRequest*>(req)->mutable_onnx_model());
-      registered = RegisterModelBytes(state_, *tenant, v1::RegisterGraphHeader::ONNX, std::move(bytes), req->device(),
+      registered = core::RegisterModelBytes(state_, *tenant, v1::RegisterGraphHeader::ONNX, std::move(bytes), req->device(),
                                       req->content_sha256());
       break;
     }
@@ -80,7 +81,7 @@ absl::Status RuntimeServiceImpl::ReceiveModel(const std::string& tenant,
         absl::StrCat("the model stream sent ", bytes.size(), " of the header's ", header.total_bytes(), " bytes"));
   }
   auto registered =
-      RegisterModelBytes(state_, tenant, header.format(), std::move(bytes), header.device(), header.content_sha256());
+      core::RegisterModelBytes(state_, tenant, header.format(), std::move(bytes), header.device(), header.content_sha256());
   if (!registered.ok()) return registered.status();
   *resp = *std::move(registered);
   return absl::OkStatus();
@@ -89,8 +90,8 @@ absl::Status RuntimeServiceImpl::ReceiveModel(const std::string& tenant,
 grpc::Status RuntimeServiceImpl::RegisterGraphStream(grpc::ServerContext* ctx,
                                                      grpc::ServerReader<v1::RegisterGraphChunk>* reader,
                                                      v1::RegisterGraphResponse* resp) {
-  RequestLog log("RegisterGraphStream");
-  auto tenant = state_.TenantOf(*ctx);
+  core::RequestLog log("RegisterGraphStream");
+  auto tenant = TenantOf(state_, *ctx);
   if (!tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
   log.set_tenant(*tenant);
   if (auto s = state_.CheckAdmitting(); !s.ok()) return ToGrpcStatus(log.Finish(s));
@@ -99,20 +100,20 @@ grpc::Status RuntimeServiceImpl::RegisterGraphStream(grpc::ServerContext* ctx,
 
 grpc::Status RuntimeServiceImpl::FindGraph(grpc::ServerContext* ctx, const v1::FindGraphRequest* req,
                                            v1::RegisterGraphResponse* resp) {
-  RequestLog log("FindGraph");
-  auto tenant = state_.TenantOf(*ctx);
+  core::RequestLog log("FindGraph");
+  auto tenant = TenantOf(state_, *ctx);
   if (!tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
   log.set_tenant(*tenant);
   auto found = state_.graphs.FindByHash(*tenant, req->content_sha256());
   if (!found.ok()) return ToGrpcStatus(log.Finish(found.status()));
-  *resp = DescribeRegistration(found->first, *found->second, req->content_sha256());
+  *resp = core::DescribeRegistration(found->first, *found->second, req->content_sha256());
   return ToGrpcStatus(log.Finish(absl::OkStatus()));
 }
 
 grpc::Status RuntimeServiceImpl::UnregisterGraph(grpc::ServerContext* ctx, const v1::UnregisterGraphRequest* req,
                                                  v1::UnregisterGraphResponse*) {
-  RequestLog log("UnregisterGraph");
-  auto tenant = state_.TenantOf(*ctx);
+  core::RequestLog log("UnregisterGraph");
+  auto tenant = TenantOf(state_, *ctx);
   if (!tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
   log.set_tenant(*tenant);
   return ToGrpcStatus(log.Finish(state_.graphs.Remove(*tenant, req->graph_id())));

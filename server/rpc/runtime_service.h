@@ -9,13 +9,13 @@
 
 #include "npu/v1/runtime.grpc.pb.h"
 #include "server/rpc/run_call.h"
-#include "server/rpc/server_state.h"
+#include "server/core/server_state.h"
 
 namespace npu::rpc {
 
 class RuntimeServiceImpl final : public RunAsyncService {
  public:
-  explicit RuntimeServiceImpl(ServerState& state) : state_(state) {}
+  explicit RuntimeServiceImpl(core::ServerState& state) : state_(state) {}
   grpc::Status RegisterGraph(grpc::ServerContext* ctx, const v1::RegisterGraphRequest* req,
                              v1::RegisterGraphResponse* resp) override;
   grpc::Status RegisterGraphStream(grpc::ServerContext* ctx, grpc::ServerReader<v1::RegisterGraphChunk>* reader,
@@ -28,7 +28,7 @@ class RuntimeServiceImpl final : public RunAsyncService {
  private:
   absl::Status ReceiveModel(const std::string& tenant, grpc::ServerReader<v1::RegisterGraphChunk>* reader,
                             v1::RegisterGraphResponse* resp);
-  ServerState& state_;
+  core::ServerState& state_;
 };
 
 }  // namespace npu::rpc

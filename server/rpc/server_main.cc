@@ -18,7 +18,7 @@
 #include "server/device/cpu_affinity.h"
 #include "server/rpc/flag_spelling.h"
 #include "server/rpc/npu_server.h"
-#include "server/rpc/request_log.h"
+#include "server/core/request_log.h"
 #include "version/version.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
@@ -161,11 +161,11 @@ int main(int argc, char** argv) {
   config.http_listen = absl::GetFlag(FLAGS_http_listen);
   config.model_repository = absl::GetFlag(FLAGS_model_repository);
   config.grpc_max_pollers = absl::GetFlag(FLAGS_grpc_max_pollers);
-  if (auto s = npu::rpc::RequestLog::SetLevel(absl::GetFlag(FLAGS_log_level)); !s.ok()) {
+  if (auto s = npu::core::RequestLog::SetLevel(absl::GetFlag(FLAGS_log_level)); !s.ok()) {
     std::fprintf(stderr, "npu-server: %s\n", std::string(s.message()).c_str());
     return 2;
   }
-  if (absl::GetFlag(FLAGS_log_requests)) npu::rpc::RequestLog::LogEveryRequest();
+  if (absl::GetFlag(FLAGS_log_requests)) npu::core::RequestLog::LogEveryRequest();
 
   auto server = npu::rpc::NpuServer::Start(config);
   if (!server.ok()) {
@@ -181,7 +181,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "npu-server: metrics on http://%s:%d/metrics\n", m.substr(0, m.rfind(':')).c_str(),
                  (*server)->metrics_port());
   }
-  if (const npu::rpc::ModelRepository* repo = (*server)->models().repository(); repo != nullptr) {
+  if (const npu::core::ModelRepository* repo = (*server)->models().repository(); repo != nullptr) {
     std::fprintf(stderr, "npu-server: model repository %s\n", repo->Summary().c_str());
   }
   if ((*server)->http_port() > 0) {

@@ -9,8 +9,9 @@
 #include "server/graph/bounded_text.h"
 #include "server/graph/passes/prepare_graph.h"
 #include "server/graph/passes/shape_binding.h"
+#include "server/rpc/call_tenant.h"
 #include "server/rpc/grpc_status.h"
-#include "server/rpc/request_log.h"
+#include "server/core/request_log.h"
 #include "server/rpc/tensor_codec.h"
 #include "server/rpc/training_request.h"
 #include "server/train/host_tensors.h"
@@ -20,9 +21,9 @@ namespace {
 
 // One call: its log line, the tenant, admission for calls that make work.
 template <typename Body>
-grpc::Status Serve(ServerState& state, const char* method, grpc::ServerContext* ctx, bool admit, Body body) {
-  RequestLog log(method);
-  auto tenant = state.TenantOf(*ctx);
+grpc::Status Serve(core::ServerState& state, const char* method, grpc::ServerContext* ctx, bool admit, Body body) {
+  core::RequestLog log(method);
+  auto tenant = TenantOf(state, *ctx);
   if (!tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
   log.set_tenant(*tenant);
   if (admit) {
@@ -32,7 +33,7 @@ grpc::Status Serve(ServerState& state, const char* method, grpc::ServerContext* 
 }
 
 // The forward model of a CreateTrainer (an ONNX model imported).
-absl::StatusOr<v1::Graph> ModelOf(const ServerState& state, const v1::CreateTrainerRequest& req) {
+absl::StatusOr<v1::Graph> ModelOf(const core::ServerState& state, const v1::CreateTrainerRequest& req) {
   switch (req.model_case()) {
     case v1::CreateTrainerRequest::kGraph: return req.graph();
     case v1::CreateTrainerRequest::kOnnxModel: {
@@ -52,7 +53,7 @@ absl::StatusOr<v1::Graph> ModelOf(const ServerState& state, const v1::CreateTrai
 // every malformed part (initializer bytes, unknown ops, shapes) is refused by
 // the planner, naming it, before the trainer reads a byte of it, and so that
 // an export knows its outputs' types.
-absl::StatusOr<std::shared_ptr<const graph::Plan>> PlanForward(const ServerState& state, const v1::Graph& graph,
+absl::StatusOr<std::shared_ptr<const graph::Plan>> PlanForward(const core::ServerState& state, const v1::Graph& graph,
                                                                const device::DevicePreset& preset) {
   std::vector<graph::TensorType> types;
   for (const v1::ValueInfo& in : graph.inputs()) {
@@ -65,7 +66,7 @@ absl::StatusOr<std::shared_ptr<const graph::Plan>> PlanForward(const ServerState
 
 // The trained Graph as ONNX, its outputs typed from a plan of it (their dims
 // unknown when the model's input dims are dynamic: the plan binds them to 1).
-absl::StatusOr<std::string> GraphAsOnnx(const ServerState& state, const train::Trainer& t) {
+absl::StatusOr<std::string> GraphAsOnnx(const core::ServerState& state, const train::Trainer& t) {
   const v1::Graph trained = t.TrainedModel();
   auto plan = PlanForward(state, trained, t.devices()[0]->preset());
   if (!plan.ok()) return plan.status();
@@ -81,7 +82,7 @@ absl::StatusOr<std::string> GraphAsOnnx(const ServerState& state, const train::T
 }
 
 // The ONNX model a trainer was made from, with its trained weights.
-absl::StatusOr<std::string> ReweightedOnnx(const HostedTrainer& hosted) {
+absl::StatusOr<std::string> ReweightedOnnx(const core::HostedTrainer& hosted) {
   const train::Trainer& t = *hosted.trainer;
   std::vector<std::string> names = t.spec().params;
   names.insert(names.end(), t.spec().buffers.begin(), t.spec().buffers.end());
@@ -128,7 +129,7 @@ absl::Status TrainingServiceImpl::DoCreate(const std::string& tenant, const v1::
     resp->set_notice("backend nccl: the gradients are allreduced by HCCL's ring on the simulated NPUs");
   }
   std::vector<device::Device*> devices;
-  auto hosted = std::make_shared<HostedTrainer>();
+  auto hosted = std::make_shared<core::HostedTrainer>();
   const std::vector<std::string> names =
       req.devices().empty() ? std::vector<std::string>{"npu:0"}
                             : std::vector<std::string>(req.devices().begin(), req.devices().end());

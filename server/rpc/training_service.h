@@ -8,14 +8,14 @@
 
 #include "npu/v1/training.grpc.pb.h"
 #include "server/rpc/call_watch.h"
-#include "server/rpc/server_state.h"
-#include "server/rpc/trainer_store.h"
+#include "server/core/server_state.h"
+#include "server/core/trainer_store.h"
 
 namespace npu::rpc {
 
 class TrainingServiceImpl final : public v1::TrainingService::Service {
  public:
-  explicit TrainingServiceImpl(ServerState& state) : state_(state), trainers_(state.limits.max_trainers_per_tenant) {}
+  explicit TrainingServiceImpl(core::ServerState& state) : state_(state), trainers_(state.limits.max_trainers_per_tenant) {}
 
   grpc::Status CreateTrainer(grpc::ServerContext* ctx, const v1::CreateTrainerRequest* req,
                              v1::CreateTrainerResponse* resp) override;
@@ -50,15 +50,15 @@ class TrainingServiceImpl final : public v1::TrainingService::Service {
   absl::StatusOr<graph::HostTensor> BatchTensor(const std::string& tenant, const v1::BatchTensor& t,
                                                 const char* what);
   struct Batch {
-    std::shared_ptr<HostedTrainer> hosted;
+    std::shared_ptr<core::HostedTrainer> hosted;
     graph::HostTensor x, labels;
   };
   // The tenant's trainer `id` and a batch for it (Step, Evaluate).
   absl::StatusOr<Batch> BatchFor(const std::string& tenant, const std::string& id, const v1::BatchTensor& x,
                                  const v1::BatchTensor& labels);
 
-  ServerState& state_;
-  TrainerStore trainers_;
+  core::ServerState& state_;
+  core::TrainerStore trainers_;
   CallWatcher watcher_;
 };
 

@@ -5,7 +5,7 @@
 #include "client/graph_builder.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/rpc/rpc_test_support.h"
+#include "tests/core/core_test_support.h"
 
 namespace npu::rpc {
 namespace {
@@ -31,7 +31,7 @@ class RunBindingTest : public ::testing::Test {
 
   device::Device dev_ = testing::MakeDevice(0);
   device::Device other_dev_ = testing::MakeDevice(1);
-  TensorStore store_;
+  core::TensorStore store_;
   std::shared_ptr<const graph::Plan> plan_;
   v1::RunRequest req_;
 };
