@@ -53,7 +53,7 @@ absl::StatusOr<v1::RegisterGraphResponse> RegisterModel(ServerState& state, cons
     return absl::InvalidArgumentError(absl::StrCat("content_sha256 ", claimed_sha256.substr(0, 64),
                                                    " does not match the model's bytes (", sha256, ")"));
   }
-  if (auto found = state.graphs.FindByHash(tenant, sha256); found.ok()) {
+  if (auto found = state.graphs.Reregister(tenant, sha256); found.ok()) {
     return DescribeRegistration(found->first, *found->second, sha256);
   }
   auto model = load();

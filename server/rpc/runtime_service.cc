@@ -104,7 +104,7 @@ grpc::Status RuntimeServiceImpl::FindGraph(grpc::ServerContext* ctx, const v1::F
   auto tenant = TenantOf(state_, *ctx);
   if (!tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
   log.set_tenant(*tenant);
-  auto found = state_.graphs.FindByHash(*tenant, req->content_sha256());
+  auto found = state_.graphs.Reregister(*tenant, req->content_sha256());
   if (!found.ok()) return ToGrpcStatus(log.Finish(found.status()));
   *resp = core::DescribeRegistration(found->first, *found->second, req->content_sha256());
   return ToGrpcStatus(log.Finish(absl::OkStatus()));

@@ -41,10 +41,25 @@ TEST(GraphStoreTest, TheSameContentGetsTheSameIdPerTenant) {
   const std::string id = store.Add("alice", Relu({4, 4}), "abc");
   EXPECT_EQ(store.Add("alice", Relu({4, 4}), "abc"), id);
   EXPECT_NE(store.Add("bob", Relu({4, 4}), "abc"), id);  // another tenant never sees alice's
-  EXPECT_EQ(store.FindByHash("alice", "abc")->first, id);
-  EXPECT_EQ(store.FindByHash("carol", "abc").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store.Reregister("alice", "abc")->first, id);
+  EXPECT_EQ(store.Reregister("carol", "abc").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store.registrations("alice", id), 3);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(store.Remove("alice", id).ok());
+  EXPECT_EQ(store.Reregister("alice", "abc").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store.Remove("alice", id).code(), absl::StatusCode::kNotFound);
+}
+
+// Two callers of one tenant register the same model (DDP ranks, two processes
+// of a job): one's unregister leaves the graph to the other (issue 28).
+TEST(GraphStoreTest, UnregisteringReleasesOneRegistrationOfSharedContent) {
+  GraphStore store;
+  const std::string id = store.Add("alice", Relu({4, 4}), "abc");
+  ASSERT_EQ(store.Add("alice", Relu({4, 4}), "abc"), id);
   ASSERT_TRUE(store.Remove("alice", id).ok());
-  EXPECT_EQ(store.FindByHash("alice", "abc").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(store.Get("alice", id).ok()) << "the other registration still runs it";
+  EXPECT_EQ(store.registrations("alice", id), 1);
+  ASSERT_TRUE(store.Remove("alice", id).ok());
+  EXPECT_EQ(store.Get("alice", id).status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST(GraphStoreTest, APlanIsBuiltOncePerPresetAndKept) {

@@ -260,7 +260,12 @@ class PlainServer(unittest.TestCase):
             np.testing.assert_array_equal(first(x)["y"], (x.astype(np.float64) @ w + b).astype(np.float32))
             # run() takes the model itself too: registered once, found by hash.
             np.testing.assert_array_equal(self.npu.run(path, {"x": x})["y"], first(x=x)["y"])
+            # Each registration of the bytes is counted (run() of the model is one too):
+            # the graph goes with the last unregister, never from under another's runs.
             first.unregister()
+            np.testing.assert_array_equal(first(x)["y"], (x.astype(np.float64) @ w + b).astype(np.float32))
+            for _ in range(4):  # the three registrations above and run()'s
+                self.npu.unregister(first.id)
             with self.assertRaises(npuserve.NpuError) as e:
                 first(x)
             self.assertEqual(e.exception.code.name, "NOT_FOUND")
@@ -338,6 +343,8 @@ class PlainServer(unittest.TestCase):
         with self.assertRaisesRegex(TypeError, "takes tensors"):
             compiled(x, [1.0, 0, -1, 2, 0])
         compiled.close()
+        torch.testing.assert_close(again(x, shift)[0], want_y, rtol=0, atol=0)  # its own registration holds it
+        again.close()
         with self.assertRaises(npuserve.NpuError) as e:
             again(x, shift)
         self.assertEqual(e.exception.code.name, "NOT_FOUND")
