@@ -1,6 +1,7 @@
 // libFuzzer target over what a Run request goes through before and during
 // execution: protobuf decoding, graph validation and shape inference
-// (BuildPlan), input binding (BindRun) and, for small plans, execution on a
+// (BuildPlan), the Run request's translation and input binding (as core::Serve
+// binds) and, for small plans, execution on a
 // simulated device. Any crash, sanitizer report or leak is a bug; errors are
 // fine. Build and run: scripts/fuzz.sh.
 #include <cstddef>
@@ -13,8 +14,9 @@
 #include "server/device/device_preset.h"
 #include "server/graph/runner.h"
 #include "server/graph/plan.h"
-#include "server/rpc/run_binding.h"
+#include "server/core/input_binding.h"
 #include "server/core/tensor_store.h"
+#include "server/rpc/run_request.h"
 
 namespace {
 
@@ -46,11 +48,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto plan = npu::graph::BuildPlan(std::shared_ptr<const npu::v1::Graph>(std::shared_ptr<void>(), &req.graph()),
                                        world->device.preset(), kLimits);
   if (!plan.ok()) return 0;
-  auto binding = npu::rpc::BindRun(**plan, req, "", world->device, world->store);
-  if (!binding.ok()) return 0;
+  auto translated = npu::rpc::TranslateRun(req);
+  if (!translated.ok()) return 0;
+  const npu::core::BindSubject subject{"the graph"};
+  auto inputs = npu::core::BindInputs(npu::core::DeclaredInputs(**plan), translated->inputs, subject, "",
+                                      world->device, world->store);
+  if (!inputs.ok() || !npu::core::CheckPlanInputs(**plan, *inputs, subject).ok()) return 0;
   if ((*plan)->value_bytes > kMaxExecutedBytes) return 0;
   // The same entry point the server's Run takes.
-  auto result = npu::graph::RunPlan(*plan, std::move(binding->inputs), npu::graph::ExecOptions{true, true, ""},
+  auto result = npu::graph::RunPlan(*plan, *std::move(inputs), npu::graph::ExecOptions{true, true, ""},
                                     world->device);
   (void)result;
   return 0;

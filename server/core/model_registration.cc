@@ -2,7 +2,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/sha256.h"
-#include "onnx/onnx_import.h"
 
 namespace npu::core {
 
@@ -14,29 +13,6 @@ v1::RegisterGraphResponse DescribeRegistration(const std::string& id, const Regi
   for (const auto& v : graph.outputs()) *resp.add_outputs() = v;
   resp.set_content_sha256(sha256);
   return resp;
-}
-
-absl::StatusOr<LoadedModel> ParseModel(v1::RegisterGraphHeader::Format format, std::string bytes) {
-  LoadedModel model;
-  switch (format) {
-    case v1::RegisterGraphHeader::ONNX: {
-      auto imported = onnxio::ImportOnnxBytes(std::move(bytes));
-      if (!imported.ok()) return imported.status();
-      model.graph = std::make_shared<const v1::Graph>(std::move(imported->graph));
-      model.declared_outputs = std::move(imported->outputs);
-      return model;
-    }
-    case v1::RegisterGraphHeader::NPU_GRAPH: {
-      auto graph = std::make_shared<v1::Graph>();
-      if (!graph->ParseFromString(bytes)) {
-        return absl::InvalidArgumentError("the model bytes are not a serialized npu.v1.Graph");
-      }
-      model.graph = std::move(graph);
-      return model;
-    }
-    default:
-      return absl::InvalidArgumentError("the model's format is not set (NPU_GRAPH or ONNX)");
-  }
 }
 
 absl::StatusOr<v1::RegisterGraphResponse> RegisterModel(ServerState& state, const std::string& tenant,

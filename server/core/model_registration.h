@@ -10,15 +10,10 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "npu/v1/runtime.pb.h"
+#include "server/core/model_parse.h"
 #include "server/core/server_state.h"
 
 namespace npu::core {
-
-// A model's graph, with the outputs it declares (ONNX's, with their types).
-struct LoadedModel {
-  std::shared_ptr<const v1::Graph> graph;
-  std::vector<v1::ValueInfo> declared_outputs;
-};
 
 // The model's size and hash are known; `load` gives its graph, called only when
 // `tenant` has no registration of this hash yet. `claimed_sha256` (may be
@@ -38,8 +33,5 @@ absl::StatusOr<v1::RegisterGraphResponse> RegisterModelBytes(ServerState& state,
 // A registration as its response describes it.
 v1::RegisterGraphResponse DescribeRegistration(const std::string& id, const RegisteredGraph& graph,
                                                const std::string& sha256);
-
-// The graph of `bytes`: an imported onnx.ModelProto, or a serialized npu.v1.Graph.
-absl::StatusOr<LoadedModel> ParseModel(v1::RegisterGraphHeader::Format format, std::string bytes);
 
 }  // namespace npu::core

@@ -1,4 +1,5 @@
-// What the services share: devices, stores, limits and counters.
+// What every request is served with: devices, stores (tensors, graphs,
+// trainers), the model registry, limits, admission and counters.
 #pragma once
 
 #include <atomic>
@@ -13,7 +14,9 @@
 #include "server/core/device_pool.h"
 #include "server/core/graph_store.h"
 #include "server/core/memory_returner.h"
+#include "server/core/model_registry.h"
 #include "server/core/tensor_store.h"
+#include "server/core/trainer_store.h"
 
 namespace npu::core {
 
@@ -48,6 +51,7 @@ struct ServerState {
               const ServerLimits& limits)
       : devices(device_count, preset, device_options),
         tensors(TensorStoreOptions{limits.tenant_memory_quota_bytes, limits.handle_idle_timeout}),
+        trainers(limits.max_trainers_per_tenant),
         limits(limits) {}
 
   // The tenant a call acts for, from the value of its "authorization" header
@@ -69,6 +73,8 @@ struct ServerState {
   DevicePool devices;
   TensorStore tensors;
   GraphStore graphs;
+  ModelRegistry models{graphs};  // what model names mean: the repository, then registered graphs
+  TrainerStore trainers;
   const ServerLimits limits;
   std::unique_ptr<const AuthTokens> auth;  // null: authentication off
   ServerCounters counters;

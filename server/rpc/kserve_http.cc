@@ -17,6 +17,7 @@
 #include "server/rpc/kserve_infer.h"
 #include "server/rpc/kserve_json_parse.h"
 #include "server/rpc/kserve_json_tensor.h"
+#include "server/rpc/kserve_metadata.h"
 #include "server/rpc/kserve_server_info.h"
 #include "server/core/request_log.h"
 
@@ -175,7 +176,7 @@ int HttpStatusFor(absl::StatusCode code) {
 }
 
 absl::StatusOr<std::unique_ptr<KserveHttpServer>> KserveHttpServer::Start(const KserveHttpOptions& options,
-                                                                          core::ServerState& state, KserveModels& models) {
+                                                                          core::ServerState& state) {
   http::HttpServerOptions http;
   http.listen = options.listen;
   http.flag = "--http_listen";
@@ -192,7 +193,7 @@ absl::StatusOr<std::unique_ptr<KserveHttpServer>> KserveHttpServer::Start(const 
     }
     http.tls = *std::move(tls);
   }
-  std::unique_ptr<KserveHttpServer> s(new KserveHttpServer(state, models));
+  std::unique_ptr<KserveHttpServer> s(new KserveHttpServer(state));
   auto server = http::HttpServer::Start(
       std::move(http), [p = s.get()](const HttpRequest& req, HttpResponse& res) { p->Handle(req, res); },
       [](int status, absl::string_view message, HttpResponse& res) { ReplyError(res, status, message); });
@@ -262,14 +263,14 @@ absl::Status KserveHttpServer::Serve(const Route& route, const std::string& tena
       return absl::OkStatus();
     }
     case Route::kModelMetadata: {
-      auto m = models_.Metadata(tenant, route.model, route.version);
+      auto m = state_.models.Metadata(tenant, route.model, route.version);
       if (!m.ok()) return m.status();
-      ReplyJson(res, MetadataJson(*m));
+      ReplyJson(res, MetadataJson(KserveModelMetadata(*m)));
       return absl::OkStatus();
     }
     case Route::kModelReady: {
-      auto found = models_.Find(tenant, route.model, route.version);
-      if (IsAbsentModel(found.status())) {
+      auto found = state_.models.Find(tenant, route.model, route.version);
+      if (core::IsAbsentModel(found.status())) {
         ReplyError(res, 400, absl::StrCat("not ready: ", found.status().message()));
         return absl::OkStatus();
       }
@@ -283,7 +284,7 @@ absl::Status KserveHttpServer::Serve(const Route& route, const std::string& tena
       if (!body.ok()) return body.status();
       const json ready = body->value("ready", json(false));
       if (!ready.is_boolean()) return absl::InvalidArgumentError("\"ready\" must be a boolean");
-      ReplyJson(res, IndexJson(models_.Index(tenant, ready.get<bool>())));
+      ReplyJson(res, IndexJson(KserveIndex(state_.models.Index(tenant, ready.get<bool>()))));
       return absl::OkStatus();
     }
     case Route::kLoad:
@@ -292,11 +293,11 @@ absl::Status KserveHttpServer::Serve(const Route& route, const std::string& tena
       if (!body.ok()) return body.status();
       auto params = ParametersFromJson(body->value("parameters", json::object()), "request");
       if (!params.ok()) return params.status();
-      if (route.kind == Route::kUnload) return models_.Unload(tenant, route.model);
+      if (route.kind == Route::kUnload) return state_.models.Unload(tenant, route.model);
       if (auto s = state_.CheckAdmitting(); !s.ok()) return s;
       std::vector<std::string> names;
       for (const auto& [key, value] : *params) names.push_back(key);
-      return models_.Load(tenant, route.model, names);
+      return state_.models.Load(tenant, route.model, names);
     }
     default: return absl::InternalError("unrouted KServe endpoint");
   }
@@ -319,7 +320,7 @@ absl::Status KserveHttpServer::Infer(const Route& route, const std::string& tena
   if (!Track(cancel)) return absl::UnavailableError("the server is shutting down and takes no new work");
   auto finished = std::make_shared<std::promise<absl::StatusOr<InferResult>>>();
   std::future<absl::StatusOr<InferResult>> result = finished->get_future();
-  StartInfer(state_, models_, tenant, std::move(asked->request), cancel,
+  StartInfer(state_, tenant, std::move(asked->request), cancel,
              [finished](absl::StatusOr<InferResult> r) { finished->set_value(std::move(r)); });
   if (asked->timeout && result.wait_for(*asked->timeout) == std::future_status::timeout) {
     cancel->Cancel(absl::DeadlineExceededError(absl::StrCat(

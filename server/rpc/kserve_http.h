@@ -28,7 +28,6 @@
 #include "base/mutex.h"
 #include "server/device/cancel_token.h"
 #include "server/http/http_server.h"
-#include "server/rpc/kserve_models.h"
 #include "server/core/request_log.h"
 #include "server/core/server_state.h"
 
@@ -49,8 +48,8 @@ int HttpStatusFor(absl::StatusCode code);
 
 class KserveHttpServer {
  public:
-  static absl::StatusOr<std::unique_ptr<KserveHttpServer>> Start(const KserveHttpOptions& options, core::ServerState& state,
-                                                                 KserveModels& models);
+  static absl::StatusOr<std::unique_ptr<KserveHttpServer>> Start(const KserveHttpOptions& options,
+                                                                 core::ServerState& state);
   // Stops the runs in flight, then serving, and joins the HTTP server's threads.
   ~KserveHttpServer();
 
@@ -59,7 +58,7 @@ class KserveHttpServer {
   struct Route;
 
  private:
-  KserveHttpServer(core::ServerState& state, KserveModels& models) : state_(state), models_(models) {}
+  explicit KserveHttpServer(core::ServerState& state) : state_(state) {}
   void Handle(const http::HttpRequest& req, http::HttpResponse& res);
   absl::Status Serve(const Route& route, const std::string& tenant, const http::HttpRequest& req,
                      http::HttpResponse& res, core::RequestLog& log);
@@ -70,7 +69,6 @@ class KserveHttpServer {
   void Untrack(const std::shared_ptr<device::CancelToken>& token);
 
   core::ServerState& state_;
-  KserveModels& models_;
   Mutex mu_;
   std::set<std::shared_ptr<device::CancelToken>> running_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

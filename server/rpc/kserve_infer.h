@@ -1,7 +1,8 @@
 // One KServe v2 inference between the wire forms (the gRPC messages, HTTP's
-// JSON with binary data) and the core's one entry point for a run
-// (graph::RunPlanAsync). The frontends decode tensors and parameters into an
-// InferRequest, call StartInfer, and encode the InferResult back.
+// JSON with binary data) and the core's one entry (core::Serve). The
+// frontends decode tensors and parameters into an InferRequest, call
+// StartInfer, which translates it into the core's request, and encode the
+// InferResult back.
 //
 // Parameters this server reads (others are ignored; an unknown "npu_" one is
 // an error):
@@ -24,7 +25,6 @@
 #include "kserve/grpc_service.pb.h"
 #include "server/device/cancel_token.h"
 #include "server/graph/host_tensor.h"
-#include "server/rpc/kserve_models.h"
 #include "server/core/server_state.h"
 
 namespace npu::rpc {
@@ -64,13 +64,12 @@ struct InferResult {
 
 using InferDone = std::function<void(absl::StatusOr<InferResult>)>;
 
-// Resolves the model for `tenant`, checks every input (name, datatype, shape)
-// and requested output against the model's plan, runs it and calls `done`
-// exactly once: on the thread that ends the run, or on this one when the
-// request is refused. The request's tensors may view bytes the caller owns;
-// they must stay alive until `done`. The run is counted in the server's
-// counters (in flight, total, failed, cancelled) as an npu.v1 Run is.
-void StartInfer(core::ServerState& state, const KserveModels& models, const std::string& tenant, InferRequest request,
+// Checks the request's parameters, translates it and serves it (core::Serve:
+// the model resolved for `tenant`, inputs and requested outputs bound, the
+// run counted), calling `done` exactly once: on the thread that ends the run,
+// or on this one when the request is refused. The request's tensors may view
+// bytes the caller owns; they must stay alive until `done`.
+void StartInfer(core::ServerState& state, const std::string& tenant, InferRequest request,
                 std::shared_ptr<device::CancelToken> cancel, InferDone done);
 
 // A bool parameter: `fallback` when absent, INVALID_ARGUMENT naming it when

@@ -9,14 +9,12 @@
 
 namespace npu::rpc {
 
-void KserveInferCall::Await(AsyncCallQueue& queue, KserveAsyncService& service, core::ServerState& state,
-                            const KserveModels& models) {
-  new KserveInferCall(queue, service, state, models);
+void KserveInferCall::Await(AsyncCallQueue& queue, KserveAsyncService& service, core::ServerState& state) {
+  new KserveInferCall(queue, service, state);
 }
 
-KserveInferCall::KserveInferCall(AsyncCallQueue& queue, KserveAsyncService& service, core::ServerState& state,
-                                 const KserveModels& models)
-    : queue_(queue), service_(service), state_(state), models_(models) {
+KserveInferCall::KserveInferCall(AsyncCallQueue& queue, KserveAsyncService& service, core::ServerState& state)
+    : queue_(queue), service_(service), state_(state) {
   queue_.Awaiting();
   ctx_.AsyncNotifyWhenDone(&done_tag_);
   service_.RequestModelInfer(&ctx_, &request_bytes_, &writer_, queue_.cq(), queue_.cq(), &request_tag_);
@@ -28,7 +26,7 @@ void KserveInferCall::OnRequest(bool ok) {
     delete this;
     return;
   }
-  queue_.Accepted([this] { Await(queue_, service_, state_, models_); });  // the next call first
+  queue_.Accepted([this] { Await(queue_, service_, state_); });  // the next call first
   if (auto s = ParseRawRequest(request_bytes_, req_, "/inference.GRPCInferenceService/ModelInfer"); !s.ok()) {
     Complete(std::move(s));
     return;
@@ -44,7 +42,7 @@ void KserveInferCall::OnRequest(bool ok) {
     Complete(request.status());
     return;
   }
-  StartInfer(state_, models_, *tenant, *std::move(request), cancel_,
+  StartInfer(state_, *tenant, *std::move(request), cancel_,
              [this](absl::StatusOr<InferResult> result) { Complete(std::move(result)); });
 }
 

@@ -17,7 +17,6 @@
 #include "server/device/cancel_token.h"
 #include "server/rpc/async_call_queue.h"
 #include "server/rpc/kserve_infer.h"
-#include "server/rpc/kserve_models.h"
 #include "server/core/request_log.h"
 #include "server/core/server_state.h"
 
@@ -30,12 +29,10 @@ using KserveAsyncService =
 class KserveInferCall {
  public:
   // Asks gRPC for the next ModelInfer call; the call object lives from here.
-  static void Await(AsyncCallQueue& queue, KserveAsyncService& service, core::ServerState& state,
-                    const KserveModels& models);
+  static void Await(AsyncCallQueue& queue, KserveAsyncService& service, core::ServerState& state);
 
  private:
-  KserveInferCall(AsyncCallQueue& queue, KserveAsyncService& service, core::ServerState& state,
-                  const KserveModels& models);
+  KserveInferCall(AsyncCallQueue& queue, KserveAsyncService& service, core::ServerState& state);
 
   void OnRequest(bool ok);   // a call arrived (ok) or the server shuts down
   void OnFinished(bool ok);  // the status went out
@@ -47,7 +44,6 @@ class KserveInferCall {
   AsyncCallQueue& queue_;
   KserveAsyncService& service_;
   core::ServerState& state_;
-  const KserveModels& models_;
   grpc::ServerContext ctx_;
   grpc::ByteBuffer request_bytes_;
   inference::ModelInferRequest req_;  // the run's raw inputs view its bytes

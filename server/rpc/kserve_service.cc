@@ -2,6 +2,7 @@
 
 #include "server/rpc/call_tenant.h"
 #include "server/rpc/grpc_status.h"
+#include "server/rpc/kserve_metadata.h"
 #include "server/rpc/kserve_server_info.h"
 #include "server/core/request_log.h"
 
@@ -35,9 +36,9 @@ grpc::Status KserveServiceImpl::ServerReady(grpc::ServerContext*, const inferenc
 grpc::Status KserveServiceImpl::ModelReady(grpc::ServerContext* ctx, const inference::ModelReadyRequest* req,
                                            inference::ModelReadyResponse* resp) {
   return ForTenant(state_, *ctx, "inference.ModelReady", [&](const std::string& tenant) {
-    const absl::Status found = models_.Find(tenant, req->name(), req->version()).status();
+    const absl::Status found = state_.models.Find(tenant, req->name(), req->version()).status();
     resp->set_ready(found.ok());
-    return IsAbsentModel(found) ? absl::OkStatus() : found;
+    return core::IsAbsentModel(found) ? absl::OkStatus() : found;
   });
 }
 
@@ -52,9 +53,9 @@ grpc::Status KserveServiceImpl::ServerMetadata(grpc::ServerContext* ctx, const i
 grpc::Status KserveServiceImpl::ModelMetadata(grpc::ServerContext* ctx, const inference::ModelMetadataRequest* req,
                                               inference::ModelMetadataResponse* resp) {
   return ForTenant(state_, *ctx, "inference.ModelMetadata", [&](const std::string& tenant) {
-    auto metadata = models_.Metadata(tenant, req->name(), req->version());
+    auto metadata = state_.models.Metadata(tenant, req->name(), req->version());
     if (!metadata.ok()) return metadata.status();
-    *resp = *std::move(metadata);
+    *resp = KserveModelMetadata(*metadata);
     return absl::OkStatus();
   });
 }
@@ -62,7 +63,7 @@ grpc::Status KserveServiceImpl::ModelMetadata(grpc::ServerContext* ctx, const in
 grpc::Status KserveServiceImpl::RepositoryIndex(grpc::ServerContext* ctx, const inference::RepositoryIndexRequest* req,
                                                 inference::RepositoryIndexResponse* resp) {
   return ForTenant(state_, *ctx, "inference.RepositoryIndex", [&](const std::string& tenant) {
-    *resp = models_.Index(tenant, req->ready());
+    *resp = KserveIndex(state_.models.Index(tenant, req->ready()));
     return absl::OkStatus();
   });
 }
@@ -74,7 +75,7 @@ grpc::Status KserveServiceImpl::RepositoryModelLoad(grpc::ServerContext* ctx,
     if (auto s = state_.CheckAdmitting(); !s.ok()) return s;
     std::vector<std::string> parameters;
     for (const auto& [key, value] : req->parameters()) parameters.push_back(key);
-    return models_.Load(tenant, req->model_name(), parameters);
+    return state_.models.Load(tenant, req->model_name(), parameters);
   });
 }
 
@@ -82,7 +83,7 @@ grpc::Status KserveServiceImpl::RepositoryModelUnload(grpc::ServerContext* ctx,
                                                       const inference::RepositoryModelUnloadRequest* req,
                                                       inference::RepositoryModelUnloadResponse*) {
   return ForTenant(state_, *ctx, "inference.RepositoryModelUnload",
-                   [&](const std::string& tenant) { return models_.Unload(tenant, req->model_name()); });
+                   [&](const std::string& tenant) { return state_.models.Unload(tenant, req->model_name()); });
 }
 
 }  // namespace npu::rpc

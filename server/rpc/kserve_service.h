@@ -3,19 +3,18 @@
 // asynchronous API (kserve_infer_call.h, on the server's AsyncCallQueue); the
 // rest answer inline. Every call
 // but ServerLive and ServerReady (probes) needs the bearer token when
-// --auth_tokens is on, and sees only the caller's models (kserve_models.h).
+// --auth_tokens is on, and sees only the caller's models (core/model_registry.h).
 #pragma once
 
 #include "kserve/grpc_service.grpc.pb.h"
 #include "server/rpc/kserve_infer_call.h"
-#include "server/rpc/kserve_models.h"
 #include "server/core/server_state.h"
 
 namespace npu::rpc {
 
 class KserveServiceImpl final : public KserveAsyncService {
  public:
-  KserveServiceImpl(core::ServerState& state, KserveModels& models) : state_(state), models_(models) {}
+  explicit KserveServiceImpl(core::ServerState& state) : state_(state) {}
 
   grpc::Status ServerLive(grpc::ServerContext* ctx, const inference::ServerLiveRequest* req,
                           inference::ServerLiveResponse* resp) override;
@@ -36,7 +35,6 @@ class KserveServiceImpl final : public KserveAsyncService {
 
  private:
   core::ServerState& state_;
-  KserveModels& models_;
 };
 
 }  // namespace npu::rpc

@@ -77,7 +77,7 @@ absl::StatusOr<std::unique_ptr<NpuServer>> NpuServer::Start(const ServerConfig& 
   if (!config.model_repository.empty()) {
     auto repository = core::ModelRepository::Open(config.model_repository, *preset, s->state_.plan_limits());
     if (!repository.ok()) return repository.status();
-    s->kserve_models_.SetRepository(*std::move(repository));
+    s->state_.models.SetRepository(*std::move(repository));
   }
 
   InstallProtobufLogCapture();
@@ -106,9 +106,7 @@ absl::StatusOr<std::unique_ptr<NpuServer>> NpuServer::Start(const ServerConfig& 
   AsyncCallQueue& calls = *s->async_calls_;
   s->async_calls_->Start(std::max(1, config.run_threads),
                          {[&calls, p = s.get()] { RunCall::Await(calls, p->runtime_service_, p->state_); },
-                          [&calls, p = s.get()] {
-                            KserveInferCall::Await(calls, p->kserve_service_, p->state_, p->kserve_models_);
-                          }});
+                          [&calls, p = s.get()] { KserveInferCall::Await(calls, p->kserve_service_, p->state_); }});
   s->server_->GetHealthCheckService()->SetServingStatus(true);
   if (config.limits.device_watchdog.count() > 0) s->watchdog_ = std::thread([p = s.get()] { p->WatchDevices(); });
   // Freed memory goes back to the system within a second once 16 MiB of it piles up,
@@ -126,7 +124,7 @@ absl::StatusOr<std::unique_ptr<NpuServer>> NpuServer::Start(const ServerConfig& 
     const KserveHttpOptions http{config.http_listen,     config.tls.cert_path, config.tls.key_path,
                                  config.tls.client_ca_path, config.limits.max_message_bytes,
                                  config.grpc_max_pollers};
-    auto kserve_http = KserveHttpServer::Start(http, s->state_, s->kserve_models_);
+    auto kserve_http = KserveHttpServer::Start(http, s->state_);
     if (!kserve_http.ok()) return kserve_http.status();
     s->kserve_http_ = *std::move(kserve_http);
   }

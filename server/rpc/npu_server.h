@@ -14,7 +14,6 @@
 #include "base/mutex.h"
 #include "server/rpc/device_service.h"
 #include "server/rpc/kserve_http.h"
-#include "server/rpc/kserve_models.h"
 #include "server/rpc/kserve_service.h"
 #include "server/core/memory_returner.h"
 #include "server/rpc/memory_service.h"
@@ -60,7 +59,6 @@ class NpuServer {
   int metrics_port() const { return metrics_ ? metrics_->port() : 0; }
   int http_port() const { return kserve_http_ ? kserve_http_->port() : 0; }
   const core::ServerState& state() const { return state_; }
-  const KserveModels& models() const { return kserve_models_; }
 
   // The SIGTERM path: health goes NOT_SERVING, new runs and uploads are refused
   // with UNAVAILABLE, runs in flight finish (waiting at most `timeout`), then
@@ -79,8 +77,7 @@ class NpuServer {
   MemoryServiceImpl memory_service_{state_};
   RuntimeServiceImpl runtime_service_{state_};
   TrainingServiceImpl training_service_{state_};
-  KserveModels kserve_models_{state_};
-  KserveServiceImpl kserve_service_{state_, kserve_models_};
+  KserveServiceImpl kserve_service_{state_};
   // Run and ModelInfer calls. Declared before server_, so destroyed after it
   // (and before the services its calls use); stopped (Shutdown, Drain) once
   // the server has shut down.

@@ -15,10 +15,9 @@
 
 #include "npu/v1/runtime.grpc.pb.h"
 #include "server/device/cancel_token.h"
-#include "server/graph/runner.h"
+#include "server/core/serve.h"
 #include "server/rpc/async_call_queue.h"
 #include "server/core/request_log.h"
-#include "server/rpc/run_binding.h"
 #include "server/core/server_state.h"
 
 namespace npu::rpc {
@@ -40,10 +39,10 @@ class RunCall {
   void OnDone(bool ok);      // the call is over: finished, cancelled or past its deadline
   void MaybeDelete();
 
-  absl::Status Submit();
-  absl::Status Start();  // hands the bound run to the runner
-  absl::Status Respond(absl::StatusOr<graph::ExecResult> result);
-  // Logs, counts, and sends the status.
+  // The request as the core takes it (core/request.h).
+  absl::StatusOr<core::Request> Translate();
+  absl::Status Respond(absl::StatusOr<core::Response> result);
+  // Logs and sends the status.
   void Complete(absl::Status status);
 
   AsyncCallQueue& queue_;
@@ -62,11 +61,6 @@ class RunCall {
 
   std::unique_ptr<core::RequestLog> log_;
   const std::shared_ptr<device::CancelToken> cancel_ = std::make_shared<device::CancelToken>();
-  std::string tenant_;
-  bool admitted_ = false;  // counted in runs_total
-  device::Device* device_ = nullptr;
-  std::shared_ptr<const graph::Plan> plan_;
-  RunBinding binding_;
 };
 
 }  // namespace npu::rpc

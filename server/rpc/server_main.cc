@@ -181,7 +181,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "npu-server: metrics on http://%s:%d/metrics\n", m.substr(0, m.rfind(':')).c_str(),
                  (*server)->metrics_port());
   }
-  if (const npu::core::ModelRepository* repo = (*server)->models().repository(); repo != nullptr) {
+  if (const npu::core::ModelRepository* repo = (*server)->state().models.repository(); repo != nullptr) {
     std::fprintf(stderr, "npu-server: model repository %s\n", repo->Summary().c_str());
   }
   if ((*server)->http_port() > 0) {

@@ -1,5 +1,6 @@
 #include "server/rpc/training_service.h"
 
+#include <future>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -9,6 +10,7 @@
 #include "server/graph/bounded_text.h"
 #include "server/graph/passes/prepare_graph.h"
 #include "server/graph/passes/shape_binding.h"
+#include "server/core/serve.h"
 #include "server/rpc/call_tenant.h"
 #include "server/rpc/grpc_status.h"
 #include "server/core/request_log.h"
@@ -89,32 +91,44 @@ absl::StatusOr<std::string> ReweightedOnnx(const core::HostedTrainer& hosted) {
   return onnxio::ReweightOnnx(hosted.onnx_model, t.TrainedModel(), names);
 }
 
-}  // namespace
-
-absl::StatusOr<graph::HostTensor> TrainingServiceImpl::BatchTensor(const std::string& tenant,
-                                                                   const v1::BatchTensor& t, const char* what) {
+// A batch tensor as the core takes it: viewed in the request, or a handle
+// (none when the request has neither: the core names what is missing).
+absl::Status AddBatchInput(const v1::BatchTensor& t, const char* name, core::Request& r) {
   switch (t.source_case()) {
-    case v1::BatchTensor::kTensor: return ViewTensor(t.tensor(), what);
-    case v1::BatchTensor::kHandle: {
-      auto stored = state_.tensors.Get(tenant, t.handle());
-      if (!stored.ok()) return stored.status();
-      return stored->tensor;
+    case v1::BatchTensor::kTensor: {
+      auto viewed = ViewTensor(t.tensor(), name);
+      if (!viewed.ok()) return viewed.status();
+      r.inputs.push_back({name, *std::move(viewed), ""});
+      return absl::OkStatus();
     }
-    default: return absl::InvalidArgumentError(absl::StrCat("the request has no ", what, " (tensor or handle)"));
+    case v1::BatchTensor::kHandle: r.inputs.push_back({name, {}, t.handle()}); return absl::OkStatus();
+    default: return absl::OkStatus();
   }
 }
 
-absl::StatusOr<TrainingServiceImpl::Batch> TrainingServiceImpl::BatchFor(const std::string& tenant,
-                                                                        const std::string& id,
-                                                                        const v1::BatchTensor& x,
-                                                                        const v1::BatchTensor& labels) {
-  auto hosted = trainers_.Get(tenant, id);
-  if (!hosted.ok()) return hosted.status();
-  auto xt = BatchTensor(tenant, x, "x");
-  if (!xt.ok()) return xt.status();
-  auto lt = BatchTensor(tenant, labels, "labels");
-  if (!lt.ok()) return lt.status();
-  return Batch{*std::move(hosted), *std::move(xt), *std::move(lt)};
+}  // namespace
+
+absl::StatusOr<core::Response> TrainingServiceImpl::ServeTrainerCall(const std::string& tenant,
+                                                                     const grpc::ServerContext& ctx,
+                                                                     core::TrainerRef target, const v1::BatchTensor& x,
+                                                                     const v1::BatchTensor& labels, bool profile,
+                                                                     bool predictions) {
+  core::Request r;
+  r.method = target.call == core::TrainerRef::Call::kStep ? "Step" : "Evaluate";
+  r.tenant = tenant;
+  r.target = std::move(target);
+  if (auto s = AddBatchInput(x, "x", r); !s.ok()) return s;
+  if (auto s = AddBatchInput(labels, "labels", r); !s.ok()) return s;
+  r.profile = profile;
+  r.return_predictions = predictions;
+  const bool step = std::get<core::TrainerRef>(r.target).call == core::TrainerRef::Call::kStep;
+  const CallToken call = WatchCall(ctx, step ? "the step" : "the evaluation");
+  r.cancel = call.token;
+  std::promise<absl::StatusOr<core::Response>> answered;
+  auto answer = answered.get_future();
+  core::Serve(state_, std::move(r),
+              [&answered](absl::StatusOr<core::Response> resp) { answered.set_value(std::move(resp)); });
+  return answer.get();
 }
 
 absl::Status TrainingServiceImpl::DoCreate(const std::string& tenant, const v1::CreateTrainerRequest& req,
@@ -154,7 +168,7 @@ absl::Status TrainingServiceImpl::DoCreate(const std::string& tenant, const v1::
   resp->set_output(s.output);
   for (const std::string& d : hosted->device_names) resp->add_devices(d);
   resp->set_loss_scale(hosted->trainer->State().loss_scale);
-  auto id = trainers_.Add(tenant, std::move(hosted));
+  auto id = state_.trainers.Add(tenant, std::move(hosted));
   if (!id.ok()) return id.status();
   resp->set_trainer_id(*id);
   return absl::OkStatus();
@@ -166,56 +180,37 @@ TrainingServiceImpl::CallToken TrainingServiceImpl::WatchCall(const grpc::Server
   return t;
 }
 
-absl::Status TrainingServiceImpl::CountCancelled(absl::Status status) {
-  if (status.code() == absl::StatusCode::kDeadlineExceeded || status.code() == absl::StatusCode::kCancelled) {
-    state_.counters.runs_cancelled.fetch_add(1);
-  }
-  return status;
-}
-
 absl::Status TrainingServiceImpl::DoStep(const std::string& tenant, const grpc::ServerContext& ctx,
                                          const v1::StepRequest& req, v1::StepResponse* resp) {
-  auto b = BatchFor(tenant, req.trainer_id(), req.x(), req.labels());
-  if (!b.ok()) return b.status();
-  const CallToken call = WatchCall(ctx, "the step");
-  auto r = b->hosted->trainer->Step(b->x, b->labels, req.profile(), call.token);
-  if (!r.ok()) return CountCancelled(r.status());
-  resp->set_step(r->step);
-  resp->set_loss(r->loss);
-  resp->set_loss_scale(r->loss_scale);
-  resp->set_next_loss_scale(r->next_loss_scale);
-  resp->set_skipped(r->skipped);
-  resp->set_overflow_elements(r->overflow_elements);
+  auto r = ServeTrainerCall(tenant, ctx, {req.trainer_id(), core::TrainerRef::Call::kStep}, req.x(), req.labels(),
+                            req.profile(), false);
+  if (!r.ok()) return r.status();
+  resp->set_step(std::get<int64_t>(r->values.at("step")));
+  resp->set_loss(std::get<double>(r->values.at("loss")));
+  resp->set_loss_scale(std::get<double>(r->values.at("loss_scale")));
+  resp->set_next_loss_scale(std::get<double>(r->values.at("next_loss_scale")));
+  resp->set_skipped(std::get<bool>(r->values.at("skipped")));
+  resp->set_overflow_elements(static_cast<uint64_t>(std::get<int64_t>(r->values.at("overflow_elements"))));
   for (auto& p : r->profiles) *resp->add_profiles() = std::move(p);
   return absl::OkStatus();
 }
 
 absl::Status TrainingServiceImpl::DoEvaluate(const std::string& tenant, const grpc::ServerContext& ctx,
                                              const v1::EvaluateRequest& req, v1::EvaluateResponse* resp) {
-  auto b = BatchFor(tenant, req.trainer_id(), req.x(), req.labels());
-  if (!b.ok()) return b.status();
-  const CallToken call = WatchCall(ctx, "the evaluation");
-  auto r = b->hosted->trainer->Evaluate(b->x, b->labels, call.token);
-  if (!r.ok()) return CountCancelled(r.status());
-  resp->set_loss(r->loss);
-  resp->set_correct(r->correct);
-  resp->set_count(r->count);
-  if (b->hosted->trainer->config().loss == train::LossKind::kCrossEntropy && r->count > 0) {
-    resp->set_accuracy(static_cast<double>(r->correct) / static_cast<double>(r->count));
-  }
-  if (req.return_predictions()) {
-    v1::Tensor* p = resp->mutable_predictions();
-    p->set_dtype(v1::FLOAT32);
-    p->add_shape(r->count);
-    p->add_shape(r->count == 0 ? 0 : static_cast<int64_t>(r->predictions.size()) / r->count);
-    p->set_data(reinterpret_cast<const char*>(r->predictions.data()), r->predictions.size() * sizeof(float));
-  }
+  auto r = ServeTrainerCall(tenant, ctx, {req.trainer_id(), core::TrainerRef::Call::kEvaluate}, req.x(),
+                            req.labels(), false, req.return_predictions());
+  if (!r.ok()) return r.status();
+  resp->set_loss(std::get<double>(r->values.at("loss")));
+  resp->set_correct(std::get<int64_t>(r->values.at("correct")));
+  resp->set_count(std::get<int64_t>(r->values.at("count")));
+  if (auto it = r->values.find("accuracy"); it != r->values.end()) resp->set_accuracy(std::get<double>(it->second));
+  if (!r->outputs.empty()) CopyToProto(r->outputs[0].tensor, resp->mutable_predictions());
   return absl::OkStatus();
 }
 
 absl::Status TrainingServiceImpl::DoExport(const std::string& tenant, const v1::ExportRequest& req,
                                            v1::ExportResponse* resp) {
-  auto hosted = trainers_.Get(tenant, req.trainer_id());
+  auto hosted = state_.trainers.Get(tenant, req.trainer_id());
   if (!hosted.ok()) return hosted.status();
   const train::Trainer& t = *(*hosted)->trainer;
   switch (req.format()) {
@@ -258,7 +253,7 @@ grpc::Status TrainingServiceImpl::Export(grpc::ServerContext* ctx, const v1::Exp
 grpc::Status TrainingServiceImpl::SaveCheckpoint(grpc::ServerContext* ctx, const v1::SaveCheckpointRequest* req,
                                                  v1::TrainerCheckpoint* resp) {
   return Serve(state_, "SaveCheckpoint", ctx, false, [&](const std::string& tenant) -> absl::Status {
-    auto hosted = trainers_.Get(tenant, req->trainer_id());
+    auto hosted = state_.trainers.Get(tenant, req->trainer_id());
     if (!hosted.ok()) return hosted.status();
     *resp = CheckpointOf(*(*hosted)->trainer);
     return absl::OkStatus();
@@ -268,7 +263,7 @@ grpc::Status TrainingServiceImpl::SaveCheckpoint(grpc::ServerContext* ctx, const
 grpc::Status TrainingServiceImpl::RestoreCheckpoint(grpc::ServerContext* ctx, const v1::RestoreCheckpointRequest* req,
                                                     v1::RestoreCheckpointResponse* resp) {
   return Serve(state_, "RestoreCheckpoint", ctx, true, [&](const std::string& tenant) -> absl::Status {
-    auto hosted = trainers_.Get(tenant, req->trainer_id());
+    auto hosted = state_.trainers.Get(tenant, req->trainer_id());
     if (!hosted.ok()) return hosted.status();
     auto s = StateFromCheckpoint(req->checkpoint(), *(*hosted)->trainer);
     if (!s.ok()) return s.status();
@@ -281,7 +276,7 @@ grpc::Status TrainingServiceImpl::RestoreCheckpoint(grpc::ServerContext* ctx, co
 grpc::Status TrainingServiceImpl::DeleteTrainer(grpc::ServerContext* ctx, const v1::DeleteTrainerRequest* req,
                                                 v1::DeleteTrainerResponse*) {
   return Serve(state_, "DeleteTrainer", ctx, false,
-               [&](const std::string& tenant) { return trainers_.Remove(tenant, req->trainer_id()); });
+               [&](const std::string& tenant) { return state_.trainers.Remove(tenant, req->trainer_id()); });
 }
 
 }  // namespace npu::rpc

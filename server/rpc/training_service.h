@@ -9,13 +9,13 @@
 #include "npu/v1/training.grpc.pb.h"
 #include "server/rpc/call_watch.h"
 #include "server/core/server_state.h"
-#include "server/core/trainer_store.h"
+#include "server/core/request.h"
 
 namespace npu::rpc {
 
 class TrainingServiceImpl final : public v1::TrainingService::Service {
  public:
-  explicit TrainingServiceImpl(core::ServerState& state) : state_(state), trainers_(state.limits.max_trainers_per_tenant) {}
+  explicit TrainingServiceImpl(core::ServerState& state) : state_(state) {}
 
   grpc::Status CreateTrainer(grpc::ServerContext* ctx, const v1::CreateTrainerRequest* req,
                              v1::CreateTrainerResponse* resp) override;
@@ -44,21 +44,13 @@ class TrainingServiceImpl final : public v1::TrainingService::Service {
     std::unique_ptr<CallWatcher::Watch> watch;
   };
   CallToken WatchCall(const grpc::ServerContext& ctx, const char* what);
-  absl::Status CountCancelled(absl::Status status);
   absl::Status DoExport(const std::string& tenant, const v1::ExportRequest& req, v1::ExportResponse* resp);
-  // A batch tensor, inline (viewed in the request) or a tenant's handle.
-  absl::StatusOr<graph::HostTensor> BatchTensor(const std::string& tenant, const v1::BatchTensor& t,
-                                                const char* what);
-  struct Batch {
-    std::shared_ptr<core::HostedTrainer> hosted;
-    graph::HostTensor x, labels;
-  };
-  // The tenant's trainer `id` and a batch for it (Step, Evaluate).
-  absl::StatusOr<Batch> BatchFor(const std::string& tenant, const std::string& id, const v1::BatchTensor& x,
-                                 const v1::BatchTensor& labels);
+  // A Step or Evaluate, translated and served by the core (core/trainer_calls.h).
+  absl::StatusOr<core::Response> ServeTrainerCall(const std::string& tenant, const grpc::ServerContext& ctx,
+                                                  core::TrainerRef target, const v1::BatchTensor& x,
+                                                  const v1::BatchTensor& labels, bool profile, bool predictions);
 
   core::ServerState& state_;
-  core::TrainerStore trainers_;
   CallWatcher watcher_;
 };
 

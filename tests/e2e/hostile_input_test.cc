@@ -132,7 +132,7 @@ std::vector<Case> Corpus() {
       run_with_x([](v1::Tensor& t) { t.mutable_data()->append(4, '\0'); }));
   add("empty tensor bytes", StatusCode::INVALID_ARGUMENT, "got 0",
       run_with_x([](v1::Tensor& t) { t.clear_data(); }));
-  add("wrong dtype", StatusCode::INVALID_ARGUMENT, "input \"x\" is INT32[4]; the graph declares FLOAT32[4]",
+  add("wrong dtype", StatusCode::INVALID_ARGUMENT, "input \"x\" is INT32[4]; the graph takes FLOAT32[4]",
       run_with_x([](v1::Tensor& t) { t.set_dtype(v1::INT32); }));
   add("unspecified dtype", StatusCode::INVALID_ARGUMENT, "input \"x\": unsupported dtype",
       run_with_x([](v1::Tensor& t) { t.set_dtype(v1::DATA_TYPE_UNSPECIFIED); }));
@@ -283,19 +283,20 @@ std::vector<Case> Corpus() {
     req.mutable_inputs(0)->set_handle("00000000deadbeef");
     return s.Run(req);
   });
-  add("missing input", StatusCode::INVALID_ARGUMENT, "graph input \"y\" (FLOAT32[4]) is not given", [](Stubs& s) {
+  add("missing input", StatusCode::INVALID_ARGUMENT, "input \"y\" of the graph is missing; it takes FLOAT32[4]",
+      [](Stubs& s) {
     v1::RunRequest req = AddRun();
     req.mutable_inputs()->RemoveLast();
     return s.Run(req);
   });
-  add("unknown input", StatusCode::INVALID_ARGUMENT, "input \"z\" is not an input of the graph", [](Stubs& s) {
+  add("unknown input", StatusCode::INVALID_ARGUMENT, "the graph has no input \"z\" (inputs: x, y)", [](Stubs& s) {
     v1::RunRequest req = AddRun();
     v1::RunInput* z = req.add_inputs();
     z->set_name("z");
     *z->mutable_tensor() = Float32({1}, {1});
     return s.Run(req);
   });
-  add("input given twice", StatusCode::INVALID_ARGUMENT, "input \"x\" is given more than once", [](Stubs& s) {
+  add("input given twice", StatusCode::INVALID_ARGUMENT, "input \"x\" is given twice", [](Stubs& s) {
     v1::RunRequest req = AddRun();
     *req.add_inputs() = req.inputs(0);
     return s.Run(req);

@@ -167,16 +167,16 @@ std::vector<BadCase> Cases() {
        {"\"y\"", "more than once"}},
       {"no_outputs", [](auto& r) { r.mutable_graph()->clear_outputs(); }, C::kInvalidArgument, {"no outputs"}},
       {"missing_run_input", [](auto& r) { r.mutable_inputs()->RemoveLast(); }, C::kInvalidArgument,
-       {"\"b\"", "not given"}},
+       {"\"b\"", "is missing"}},
       {"unexpected_run_input",
        [](auto& r) {
          auto* z = r.add_inputs();
          z->set_name("zz");
          *z->mutable_tensor() = Zeros(v1::FLOAT16, {1});
        },
-       C::kInvalidArgument, {"\"zz\"", "not an input"}},
+       C::kInvalidArgument, {"\"zz\"", "has no input"}},
       {"run_input_twice", [](auto& r) { *r.add_inputs() = r.inputs(0); }, C::kInvalidArgument,
-       {"\"x\"", "more than once"}},
+       {"\"x\"", "given twice"}},
       {"run_input_wrong_dtype", [](auto& r) { *r.mutable_inputs(0)->mutable_tensor() = Zeros(v1::FLOAT32, {2, 8}); },
        C::kInvalidArgument, {"\"x\"", "FLOAT32", "FLOAT16"}},
       {"run_input_wrong_shape", [](auto& r) { *r.mutable_inputs(0)->mutable_tensor() = Zeros(v1::FLOAT16, {8, 2}); },

@@ -1,4 +1,4 @@
-#include "server/rpc/kserve_models.h"
+#include "server/core/model_registry.h"
 
 #include <algorithm>
 
@@ -6,26 +6,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "server/graph/bounded_text.h"
-#include "server/rpc/kserve_datatype.h"
 
-namespace npu::rpc {
+namespace npu::core {
 namespace {
 
 constexpr char kGraphVersion[] = "1";
-
-// A model's inputs or outputs as declared: -1 for a dynamic dim (bound by each
-// request); an output whose type is known only once a request binds the
-// dims (a dynamic npu.v1.Graph declares none) has no datatype or shape.
-void DescribeValues(const std::vector<v1::ValueInfo>& values,
-                    google::protobuf::RepeatedPtrField<inference::ModelMetadataResponse::TensorMetadata>* out) {
-  for (const v1::ValueInfo& v : values) {
-    auto* t = out->Add();
-    t->set_name(v.name());
-    if (v.dtype() == v1::DATA_TYPE_UNSPECIFIED) continue;
-    t->set_datatype(KserveDataTypeName(v.dtype()));
-    for (int64_t d : v.shape()) t->add_shape(d);
-  }
-}
 
 absl::Status NoSuchVersion(absl::string_view name, absl::string_view version, const std::vector<std::string>& all) {
   return absl::NotFoundError(absl::StrCat("model ", graph::Quoted(name), " has no version ", graph::Quoted(version),
@@ -34,13 +19,13 @@ absl::Status NoSuchVersion(absl::string_view name, absl::string_view version, co
 
 // The version to serve of a repository model: the one asked for, or the
 // highest loaded.
-absl::StatusOr<KserveModel> FromRepository(const core::ModelRepository::Model& m, absl::string_view name,
+absl::StatusOr<ServedModel> FromRepository(const ModelRepository::Model& m, absl::string_view name,
                                            absl::string_view version) {
-  KserveModel model{std::string(name), "", {}, "", nullptr};
+  ServedModel model{std::string(name), "", {}, "", nullptr};
   for (const auto& v : m.versions) {
     if (!v.version.empty()) model.versions.push_back(v.version);
   }
-  const core::ModelRepository::Version* pick = nullptr;
+  const ModelRepository::Version* pick = nullptr;
   for (const auto& v : m.versions) {
     if (version.empty() ? v.graph != nullptr : v.version == version) pick = &v;
   }
@@ -64,8 +49,8 @@ absl::StatusOr<KserveModel> FromRepository(const core::ModelRepository::Model& m
 
 }  // namespace
 
-absl::StatusOr<KserveModel> KserveModels::Find(const std::string& tenant, absl::string_view name,
-                                               absl::string_view version) const {
+absl::StatusOr<ServedModel> ModelRegistry::Find(const std::string& tenant, absl::string_view name,
+                                                absl::string_view version) const {
   if (name.empty()) return absl::InvalidArgumentError("the request names no model");
   if (repository_ != nullptr) {
     if (auto m = repository_->Get(name); m.ok()) return FromRepository(*m, name, version);
@@ -73,14 +58,14 @@ absl::StatusOr<KserveModel> KserveModels::Find(const std::string& tenant, absl::
   return FindRegistered(tenant, name, version);
 }
 
-absl::StatusOr<KserveModel> KserveModels::FindRegistered(const std::string& tenant, absl::string_view name,
-                                                         absl::string_view version) const {
-  KserveModel model{std::string(name), kGraphVersion, {kGraphVersion}, kRegisteredGraphPlatform, nullptr};
-  if (auto by_id = state_.graphs.Get(tenant, model.name); by_id.ok()) {
+absl::StatusOr<ServedModel> ModelRegistry::FindRegistered(const std::string& tenant, absl::string_view name,
+                                                          absl::string_view version) const {
+  ServedModel model{std::string(name), kGraphVersion, {kGraphVersion}, kRegisteredGraphPlatform, nullptr};
+  if (auto by_id = graphs_.Get(tenant, model.name); by_id.ok()) {
     model.graph = *std::move(by_id);
   } else {
     std::vector<std::string> ids;
-    for (auto& [id, entry] : state_.graphs.List(tenant)) {
+    for (auto& [id, entry] : graphs_.List(tenant)) {
       if (entry->graph().name() != name) continue;
       ids.push_back(id);
       model.graph = std::move(entry);
@@ -100,46 +85,32 @@ absl::StatusOr<KserveModel> KserveModels::FindRegistered(const std::string& tena
   return model;
 }
 
-absl::StatusOr<inference::ModelMetadataResponse> KserveModels::Metadata(const std::string& tenant,
-                                                                        absl::string_view name,
-                                                                        absl::string_view version) const {
+absl::StatusOr<ModelMetadata> ModelRegistry::Metadata(const std::string& tenant, absl::string_view name,
+                                                      absl::string_view version) const {
   auto model = Find(tenant, name, version);
   if (!model.ok()) return model.status();
-  inference::ModelMetadataResponse out;
-  out.set_name(model->name);
-  for (const std::string& v : model->versions) out.add_versions(v);
-  out.set_platform(model->platform);
-  DescribeValues(model->graph->inputs(), out.mutable_inputs());
-  DescribeValues(model->graph->outputs(), out.mutable_outputs());
-  return out;
+  return ModelMetadata{model->name, model->versions, model->platform, model->graph->inputs(),
+                       model->graph->outputs()};
 }
 
-inference::RepositoryIndexResponse KserveModels::Index(const std::string& tenant, bool ready_only) const {
-  inference::RepositoryIndexResponse out;
+std::vector<IndexEntry> ModelRegistry::Index(const std::string& tenant, bool ready_only) const {
+  std::vector<IndexEntry> out;
   if (repository_ != nullptr) {
-    for (const core::ModelRepository::Model& m : repository_->List()) {
-      for (const core::ModelRepository::Version& v : m.versions) {
+    for (const ModelRepository::Model& m : repository_->List()) {
+      for (const ModelRepository::Version& v : m.versions) {
         if (ready_only && v.graph == nullptr) continue;
-        auto* entry = out.add_models();
-        entry->set_name(m.name);
-        entry->set_version(v.version);
-        entry->set_state(v.graph != nullptr ? "READY" : "UNAVAILABLE");
-        if (v.graph == nullptr) entry->set_reason(v.reason);
+        out.push_back({m.name, v.version, v.graph != nullptr ? "READY" : "UNAVAILABLE",
+                       v.graph == nullptr ? v.reason : ""});
       }
     }
   }
   // Registered graphs are always ready.
-  for (const auto& [id, entry] : state_.graphs.List(tenant)) {
-    auto* m = out.add_models();
-    m->set_name(id);
-    m->set_version(kGraphVersion);
-    m->set_state("READY");
-  }
+  for (const auto& [id, entry] : graphs_.List(tenant)) out.push_back({id, kGraphVersion, "READY", ""});
   return out;
 }
 
-absl::Status KserveModels::Load(const std::string& tenant, absl::string_view name,
-                                const std::vector<std::string>& parameters) {
+absl::Status ModelRegistry::Load(const std::string& tenant, absl::string_view name,
+                                 const std::vector<std::string>& parameters) {
   for (const std::string& key : parameters) {
     if (key == "config" || absl::StartsWith(key, "file:")) {
       return absl::UnimplementedError(absl::StrCat("load parameter ", graph::Quoted(key),
@@ -154,17 +125,17 @@ absl::Status KserveModels::Load(const std::string& tenant, absl::string_view nam
   return FindRegistered(tenant, name, "").status();
 }
 
-absl::Status KserveModels::Unload(const std::string& tenant, absl::string_view name) {
+absl::Status ModelRegistry::Unload(const std::string& tenant, absl::string_view name) {
   if (repository_ != nullptr) {
     absl::Status unloaded = repository_->Unload(name);
     if (!absl::IsNotFound(unloaded)) return unloaded;
   }
   auto model = FindRegistered(tenant, name, "");
   if (!model.ok()) return model.status();
-  for (const auto& [id, entry] : state_.graphs.List(tenant)) {
-    if (entry == model->graph) return state_.graphs.Remove(tenant, id);
+  for (const auto& [id, entry] : graphs_.List(tenant)) {
+    if (entry == model->graph) return graphs_.Remove(tenant, id);
   }
   return absl::OkStatus();  // unregistered meanwhile
 }
 
-}  // namespace npu::rpc
+}  // namespace npu::core
