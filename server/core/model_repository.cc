@@ -2,24 +2,18 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-#include <system_error>
 
 #include <google/protobuf/util/json_util.h>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "server/graph/bounded_text.h"
-#include "server/core/model_registration.h"
 #include "server/core/server_state.h"
 
 namespace npu::core {
 namespace {
-
-namespace fs = std::filesystem;
 
 constexpr char kOnnxFile[] = "model.onnx";
 constexpr char kGraphFile[] = "graph.json";
@@ -32,67 +26,75 @@ bool IsVersion(const std::string& s) {
          std::all_of(s.begin(), s.end(), [](char c) { return absl::ascii_isdigit(static_cast<unsigned char>(c)); });
 }
 
-bool IsFile(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_regular_file(p, ec);
+std::string Join(const std::string& folder, const char* name) {
+  return folder.empty() ? name : absl::StrCat(folder, "/", name);
 }
 
-absl::StatusOr<std::string> ReadBytes(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", file.string()));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return std::move(text).str();
+// A parser's own message may quote the file's bytes: it goes to the server's
+// log, and the reason clients see says only what is wrong.
+void LogParserMessage(const std::string& path, absl::string_view message) {
+  std::fprintf(stderr, "level=warn msg=\"model repository: %s: %s\"\n", path.c_str(),
+               absl::StrReplaceAll(message, {{"\"", "'"}, {"\n", " "}}).c_str());
 }
 
-absl::StatusOr<LoadedModel> ReadGraphJson(const fs::path& file) {
-  auto text = ReadBytes(file);
-  if (!text.ok()) return text.status();
+}  // namespace
+
+absl::StatusOr<LoadedModel> ModelRepository::ReadModelFile(const std::string& file, bool onnx) const {
+  auto bytes = files_->Read(file, options_.max_model_bytes);
+  if (!bytes.ok()) return bytes.status();
+  const std::string path = files_->PathOf(file);
+  if (onnx) {
+    // The importer's messages name what is wrong (an op, a node, an
+    // attribute), never the bytes: protobuf's own parse error is not passed on.
+    auto model = ParseModel(v1::RegisterGraphHeader::ONNX, *std::move(bytes));
+    if (!model.ok()) return absl::Status(model.status().code(), absl::StrCat(path, ": ", model.status().message()));
+    return model;
+  }
   auto graph = std::make_shared<v1::Graph>();
-  auto s = google::protobuf::util::JsonStringToMessage(*text, graph.get());
-  if (!s.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(file.string(), " is not an npu.v1.Graph in JSON: ", std::string(s.message())));
+  if (auto s = google::protobuf::util::JsonStringToMessage(*bytes, graph.get()); !s.ok()) {
+    LogParserMessage(path, std::string(s.message()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, " is not an npu.v1.Graph in JSON (protobuf's JSON mapping; the server's log has the parser's message)"));
   }
   return LoadedModel{std::move(graph), {}};
 }
 
-// The server's own ONNX import, as RegisterGraph runs it.
-absl::StatusOr<LoadedModel> ReadOnnx(const fs::path& file) {
-  auto bytes = ReadBytes(file);
-  if (!bytes.ok()) return bytes.status();
-  auto model = ParseModel(v1::RegisterGraphHeader::ONNX, *std::move(bytes));
-  if (!model.ok()) return absl::Status(model.status().code(), absl::StrCat(file.string(), ": ", model.status().message()));
-  return model;
-}
-
 // The version in `folder`: its one model file, read and planned.
-ModelRepository::Version LoadVersion(const std::string& version, const fs::path& folder,
-                                     const device::DevicePreset& preset, const graph::PlanLimits& limits) {
-  ModelRepository::Version v{version, "", nullptr, ""};
-  const bool onnx = IsFile(folder / kOnnxFile), json = IsFile(folder / kGraphFile);
+ModelRepository::Version ModelRepository::LoadVersion(const std::string& version, const std::string& folder) const {
+  Version v{version, "", nullptr, ""};
+  const RepositoryFiles::Kind onnx_kind = files_->Lookup(Join(folder, kOnnxFile));
+  const RepositoryFiles::Kind json_kind = files_->Lookup(Join(folder, kGraphFile));
+  for (const auto& [kind, name] : {std::pair{onnx_kind, kOnnxFile}, std::pair{json_kind, kGraphFile}}) {
+    if (kind == RepositoryFiles::Kind::kOutside) {
+      v.reason = files_->Outside(Join(folder, name));
+      return v;
+    }
+  }
+  const bool onnx = onnx_kind == RepositoryFiles::Kind::kFile, json = json_kind == RepositoryFiles::Kind::kFile;
   if (onnx == json) {
-    v.reason = onnx ? absl::StrCat(folder.string(), " holds both ", kOnnxFile, " and ", kGraphFile, "; keep one")
-                    : absl::StrCat("no ", kOnnxFile, " or ", kGraphFile, " in ", folder.string());
+    v.reason = onnx ? absl::StrCat(files_->PathOf(folder), " holds both ", kOnnxFile, " and ", kGraphFile, "; keep one")
+                    : absl::StrCat("no ", kOnnxFile, " or ", kGraphFile, " in ", files_->PathOf(folder));
     return v;
   }
   v.platform = onnx ? kOnnxPlatform : kGraphPlatform;
-  const fs::path file = folder / (onnx ? kOnnxFile : kGraphFile);
-  absl::StatusOr<LoadedModel> model = onnx ? ReadOnnx(file) : ReadGraphJson(file);
+  const std::string file = Join(folder, onnx ? kOnnxFile : kGraphFile);
+  absl::StatusOr<LoadedModel> model = ReadModelFile(file, onnx);
   if (!model.ok()) {
     v.reason = std::string(model.status().message());
     return v;
   }
   // Imported and planned as a RegisterGraph of the same bytes would be.
-  auto graph = RegisteredGraph::Create(std::move(model->graph), std::move(model->declared_outputs), preset, limits,
+  auto graph = RegisteredGraph::Create(std::move(model->graph), std::move(model->declared_outputs), preset_, limits_,
                                        ServerLimits{}.max_plans_per_graph);
   if (!graph.ok()) {
-    v.reason = absl::StrCat(file.string(), ": ", graph.status().message());
+    v.reason = absl::StrCat(files_->PathOf(file), ": ", graph.status().message());
     return v;
   }
   v.graph = *std::move(graph);
   return v;
 }
+
+namespace {
 
 // Why a model serves nothing, from its versions' reasons.
 std::string Reasons(const ModelRepository::Model& m) {
@@ -116,12 +118,11 @@ absl::Status NotInRepository(absl::string_view name, const std::string& dir) {
 
 absl::StatusOr<std::unique_ptr<ModelRepository>> ModelRepository::Open(const std::string& dir,
                                                                        const device::DevicePreset& preset,
-                                                                       const graph::PlanLimits& limits) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    return absl::NotFoundError(absl::StrCat("--model_repository: ", graph::Quoted(dir), " is not a folder"));
-  }
-  std::unique_ptr<ModelRepository> repo(new ModelRepository(dir, preset, limits));
+                                                                       const graph::PlanLimits& limits,
+                                                                       Options options) {
+  auto files = RepositoryFiles::Open(dir, options.follow_symlinks);
+  if (!files.ok()) return files.status();
+  std::unique_ptr<ModelRepository> repo(new ModelRepository(*std::move(files), preset, limits, options));
   for (const std::string& name : repo->NamesOnDisk()) {
     Model m = repo->ReadModel(name);
     if (const std::string why = Reasons(m); !why.empty()) {
@@ -136,34 +137,43 @@ absl::StatusOr<std::unique_ptr<ModelRepository>> ModelRepository::Open(const std
 
 std::vector<std::string> ModelRepository::NamesOnDisk() const {
   std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
-    const std::string name = entry.path().filename().string();
-    std::error_code is_dir_ec;
-    if (!name.empty() && name[0] != '.' && entry.is_directory(is_dir_ec)) names.push_back(name);
+  for (const std::string& name : files_->List("")) {
+    const RepositoryFiles::Kind kind = files_->Lookup(name);
+    if (name[0] != '.' && (kind == RepositoryFiles::Kind::kFolder || kind == RepositoryFiles::Kind::kOutside)) {
+      names.push_back(name);
+    }
   }
-  std::sort(names.begin(), names.end());
   return names;
 }
 
 ModelRepository::Model ModelRepository::ReadModel(const std::string& name) const {
   Model m{name, {}};
-  const fs::path folder = fs::path(dir_) / name;
+  if (files_->Lookup(name) == RepositoryFiles::Kind::kOutside) {
+    m.versions.push_back(Version{"1", "", nullptr, files_->Outside(name)});
+    return m;
+  }
   std::vector<std::string> versions;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(folder, ec)) {
-    const std::string v = entry.path().filename().string();
-    std::error_code is_dir_ec;
-    if (IsVersion(v) && entry.is_directory(is_dir_ec)) versions.push_back(v);
+  for (const std::string& v : files_->List(name)) {
+    const RepositoryFiles::Kind kind = files_->Lookup(Join(name, v.c_str()));
+    if (IsVersion(v) && (kind == RepositoryFiles::Kind::kFolder || kind == RepositoryFiles::Kind::kOutside)) {
+      versions.push_back(v);
+    }
   }
   // Numeric order: "10" after "9".
   std::sort(versions.begin(), versions.end(), [](const std::string& a, const std::string& b) {
     return a.size() != b.size() ? a.size() < b.size() : a < b;
   });
   if (versions.empty()) {
-    m.versions.push_back(LoadVersion("1", folder, preset_, limits_));  // unversioned: the model file in the folder
-  } else {
-    for (const std::string& v : versions) m.versions.push_back(LoadVersion(v, folder / v, preset_, limits_));
+    m.versions.push_back(LoadVersion("1", name));  // unversioned: the model file in the folder
+    return m;
+  }
+  for (const std::string& v : versions) {
+    const std::string folder = Join(name, v.c_str());
+    if (files_->Lookup(folder) == RepositoryFiles::Kind::kOutside) {
+      m.versions.push_back(Version{v, "", nullptr, files_->Outside(folder)});
+    } else {
+      m.versions.push_back(LoadVersion(v, folder));
+    }
   }
   return m;
 }
@@ -171,7 +181,7 @@ ModelRepository::Model ModelRepository::ReadModel(const std::string& name) const
 absl::StatusOr<ModelRepository::Model> ModelRepository::Get(absl::string_view name) const {
   MutexLock lock(&mu_);
   auto it = models_.find(std::string(name));
-  if (it == models_.end()) return NotInRepository(name, dir_);
+  if (it == models_.end()) return NotInRepository(name, files_->PathOf(""));
   return it->second;
 }
 
@@ -192,7 +202,7 @@ std::vector<ModelRepository::Model> ModelRepository::List() const {
 absl::Status ModelRepository::Load(absl::string_view name) {
   // Only a folder that is there by that exact name: a name is never a path.
   const std::vector<std::string> on_disk = NamesOnDisk();
-  if (std::find(on_disk.begin(), on_disk.end(), name) == on_disk.end()) return NotInRepository(name, dir_);
+  if (std::find(on_disk.begin(), on_disk.end(), name) == on_disk.end()) return NotInRepository(name, files_->PathOf(""));
   Model m = ReadModel(std::string(name));
   const std::string why = Reasons(m);
   bool kept = false;
@@ -214,7 +224,7 @@ absl::Status ModelRepository::Unload(absl::string_view name) {
   std::vector<std::shared_ptr<RegisteredGraph>> dropped;  // released after the lock
   MutexLock lock(&mu_);
   auto it = models_.find(std::string(name));
-  if (it == models_.end()) return NotInRepository(name, dir_);
+  if (it == models_.end()) return NotInRepository(name, files_->PathOf(""));
   for (Version& v : it->second.versions) {
     dropped.push_back(std::move(v.graph));
     v.graph = nullptr;
@@ -233,7 +243,7 @@ std::string ModelRepository::Summary() const {
       ready += v.graph != nullptr;
     }
   }
-  return absl::StrCat(dir_, ": ", models, models == 1 ? " model, " : " models, ", ready, " of ", versions,
+  return absl::StrCat(files_->PathOf(""), ": ", models, models == 1 ? " model, " : " models, ", ready, " of ", versions,
                       versions == 1 ? " version ready" : " versions ready");
 }
 

@@ -3,10 +3,15 @@
 //   DIR/NAME/VERSION/model.onnx   or   DIR/NAME/VERSION/graph.json
 //   DIR/NAME/model.onnx           or   DIR/NAME/graph.json    (version "1")
 // VERSION is a positive integer; graph.json is an npu.v1.Graph in protobuf's
-// JSON mapping. Other files (config.pbtxt, ...) are ignored. Every version of
-// every model is loaded (validated and planned for the server's preset) when
-// the repository opens; Load reloads a model from disk, Unload drops it. A
-// model that does not load stays listed, UNAVAILABLE with the reason.
+// JSON mapping. Other files are ignored. Every version of every model is
+// loaded (validated and planned for the server's preset) when the repository
+// opens; Load reloads a model from disk, Unload drops it. A model that does not
+// load stays listed, UNAVAILABLE with the reason.
+//
+// Files are read through RepositoryFiles (repository_files.h): nothing outside
+// the repository's folder is opened unless links are followed on purpose. A
+// reason says what is wrong with a file, never what it holds (a parser's own
+// message, which may quote the bytes, goes to the server's log only).
 //
 // Thread-safe. Loading reads and plans outside the lock; a run keeps the
 // graph it started with even when the model is unloaded or reloaded.
@@ -23,6 +28,8 @@
 #include "server/device/device_preset.h"
 #include "server/graph/plan.h"
 #include "server/core/graph_store.h"
+#include "server/core/model_parse.h"
+#include "server/core/repository_files.h"
 
 namespace npu::core {
 
@@ -41,9 +48,13 @@ class ModelRepository {
 
   // Opens `dir` and loads every model in it. Errors only for a folder that
   // cannot be read; models that fail to load are kept with their reason.
+  struct Options {
+    bool follow_symlinks = false;                     // --model_repository_follow_symlinks
+    uint64_t max_model_bytes = (uint64_t{2} << 30) - 1;  // a model file past this is refused
+  };
   static absl::StatusOr<std::unique_ptr<ModelRepository>> Open(const std::string& dir,
                                                                const device::DevicePreset& preset,
-                                                               const graph::PlanLimits& limits);
+                                                               const graph::PlanLimits& limits, Options options);
 
   // The model `name` as last loaded; NOT_FOUND when the repository has no
   // such model (on disk or loaded).
@@ -63,15 +74,19 @@ class ModelRepository {
   std::string Summary() const;
 
  private:
-  ModelRepository(std::string dir, device::DevicePreset preset, graph::PlanLimits limits)
-      : dir_(std::move(dir)), preset_(std::move(preset)), limits_(limits) {}
-  // The model folders on disk now.
+  ModelRepository(std::unique_ptr<RepositoryFiles> files, device::DevicePreset preset, graph::PlanLimits limits,
+                  Options options)
+      : files_(std::move(files)), preset_(std::move(preset)), limits_(limits), options_(options) {}
+  // The model folders on disk now (and links to folders, refused when they leave it).
   std::vector<std::string> NamesOnDisk() const;
   Model ReadModel(const std::string& name) const;
+  Version LoadVersion(const std::string& version, const std::string& folder) const;
+  absl::StatusOr<LoadedModel> ReadModelFile(const std::string& file, bool onnx) const;
 
-  const std::string dir_;
+  const std::unique_ptr<RepositoryFiles> files_;
   const device::DevicePreset preset_;
   const graph::PlanLimits limits_;
+  const Options options_;
   mutable Mutex mu_;
   std::map<std::string, Model> models_ ABSL_GUARDED_BY(mu_);
 };

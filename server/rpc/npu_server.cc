@@ -75,7 +75,9 @@ absl::StatusOr<std::unique_ptr<NpuServer>> NpuServer::Start(const ServerConfig& 
   }
 
   if (!config.model_repository.empty()) {
-    auto repository = core::ModelRepository::Open(config.model_repository, *preset, s->state_.plan_limits());
+    auto repository = core::ModelRepository::Open(
+        config.model_repository, *preset, s->state_.plan_limits(),
+        {config.model_repository_follow_symlinks, config.limits.max_model_bytes});
     if (!repository.ok()) return repository.status();
     s->state_.models.SetRepository(*std::move(repository));
   }

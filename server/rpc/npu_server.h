@@ -41,6 +41,7 @@ struct ServerConfig {
   std::string metrics_listen;    // HOST:PORT for Prometheus; empty = off
   std::string http_listen;       // HOST:PORT for KServe v2 HTTP/REST; empty = off
   std::string model_repository;  // folder of models served by name (model_repository.h); empty = none
+  bool model_repository_follow_symlinks = false;  // follow links that lead out of it (repository_files.h)
   // gRPC handler threads kept waiting for calls. gRPC's default (2) makes every
   // burst of concurrent calls start threads and end them afterwards, which costs
   // more than a small run; idle pollers cost only their stacks.

@@ -65,6 +65,9 @@ ABSL_FLAG(std::string, http_listen, "",
 ABSL_FLAG(std::string, model_repository, "",
           "folder of models served by name over KServe v2 to every tenant: DIR/NAME/[VERSION/]model.onnx or "
           "graph.json; empty = none (registered graphs only)");
+ABSL_FLAG(bool, model_repository_follow_symlinks, false,
+          "follow symbolic links in --model_repository that lead out of it (off: such a link is refused by name). "
+          "Risk: whoever can write into the repository can then make the server read any file it may read");
 ABSL_FLAG(std::string, metrics_listen, "",
           "HOST:PORT for Prometheus metrics over HTTP (GET /metrics); empty = off. Keep it on loopback or a "
           "cluster-internal address");
@@ -160,6 +163,7 @@ int main(int argc, char** argv) {
   config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   config.http_listen = absl::GetFlag(FLAGS_http_listen);
   config.model_repository = absl::GetFlag(FLAGS_model_repository);
+  config.model_repository_follow_symlinks = absl::GetFlag(FLAGS_model_repository_follow_symlinks);
   config.grpc_max_pollers = absl::GetFlag(FLAGS_grpc_max_pollers);
   if (auto s = npu::core::RequestLog::SetLevel(absl::GetFlag(FLAGS_log_level)); !s.ok()) {
     std::fprintf(stderr, "npu-server: %s\n", std::string(s.message()).c_str());
