@@ -17,6 +17,7 @@
 #include "server/core/model_registry.h"
 #include "server/core/tensor_store.h"
 #include "server/core/trainer_store.h"
+#include "server/core/work_pool.h"
 
 namespace npu::core {
 
@@ -33,6 +34,9 @@ struct ServerLimits {
   // Trainers a tenant may hold at once (TrainingService): each keeps its
   // model's parameters and optimizer state on every device it trains on.
   size_t max_trainers_per_tenant = 16;
+  // Calls that wait (training steps, model imports) served at once, on the
+  // work pool (work_pool.h); more wait in line.
+  size_t blocking_calls = 64;
   uint64_t tenant_memory_quota_bytes = 0;          // device memory per tenant; 0 = none
   std::chrono::nanoseconds handle_idle_timeout{0}; // 0 = handles never expire
   // A device held longer than this by one run counts as wedged: health reports
@@ -52,7 +56,8 @@ struct ServerState {
       : devices(device_count, preset, device_options),
         tensors(TensorStoreOptions{limits.tenant_memory_quota_bytes, limits.handle_idle_timeout}),
         trainers(limits.max_trainers_per_tenant),
-        limits(limits) {}
+        limits(limits),
+        work(limits.blocking_calls) {}
 
   // The tenant a call acts for, from the value of its "authorization" header
   // or metadata ("" when absent). Without authentication every caller is the
@@ -79,6 +84,7 @@ struct ServerState {
   std::unique_ptr<const AuthTokens> auth;  // null: authentication off
   ServerCounters counters;
   std::atomic<bool> draining{false};
+  WorkPool work;  // what calls that wait run on; joined before the stores above go
   // The server's watcher that gives freed memory back (null in tests that
   // build a state alone); work that frees much at once asks it to look now.
   MemoryReturner* memory_returner = nullptr;

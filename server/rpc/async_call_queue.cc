@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <thread>
 
 #include <grpcpp/support/proto_buffer_reader.h>
 #include <grpcpp/impl/codegen/proto_utils.h>
@@ -11,10 +12,9 @@
 
 namespace npu::rpc {
 
-void AsyncCallQueue::Start(int threads, const std::vector<std::function<void()>>& awaiters) {
-  // A few calls waiting per thread: each accepted call asks for the next one at once.
-  for (const auto& await : awaiters) {
-    for (int i = 0; i < 4 * threads; ++i) await();
+void AsyncCallQueue::Start(int threads, const std::vector<Awaiter>& awaiters) {
+  for (const Awaiter& a : awaiters) {
+    for (int i = 0; i < a.per_thread * threads; ++i) a.await();
   }
   for (int i = 0; i < threads; ++i) {
     threads_.emplace_back([this] {
@@ -29,18 +29,30 @@ void AsyncCallQueue::Stop() {
   if (stopped_) return;
   stopped_ = true;
   // The server has shut down: waiting calls come back refused, accepted ones
-  // were cancelled (their tokens fired) and send their status soon.
+  // were cancelled (their tokens fired) and send their status soon. Each that
+  // goes signals (Quieted), so nothing here polls.
+  stopping_.store(true);
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (awaiting_.load() > 0 || open_.load() > 0) {
-    if (std::chrono::steady_clock::now() >= give_up) {
-      std::fprintf(stderr, "level=error msg=\"calls still open at shutdown; leaving their queue\"\n");
-      for (auto& t : threads_) t.detach();
-      return;
+  {
+    MutexLock lock(&quiet_mu_);
+    while (awaiting_.load() > 0 || open_.load() > 0) {
+      const auto left = give_up - std::chrono::steady_clock::now();
+      if (left <= std::chrono::steady_clock::duration::zero()) {
+        std::fprintf(stderr, "level=error msg=\"calls still open at shutdown; leaving their queue\"\n");
+        for (auto& t : threads_) t.detach();
+        return;
+      }
+      quiet_.WaitFor(&quiet_mu_, left);
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   cq_->Shutdown();
   for (auto& t : threads_) t.join();
+}
+
+void AsyncCallQueue::Quieted() {
+  if (!stopping_.load()) return;
+  MutexLock lock(&quiet_mu_);
+  quiet_.SignalAll();
 }
 
 absl::Status ParseRawRequest(grpc::ByteBuffer& bytes, google::protobuf::Message& request, absl::string_view method) {

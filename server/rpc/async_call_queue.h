@@ -1,5 +1,5 @@
 // The server's completion queue for the calls it serves on gRPC's asynchronous
-// API (npu.v1 Run, KServe ModelInfer), and the threads that serve it.
+// API (every unary call: unary_call.h), and the threads that serve it.
 //
 // Why not the callback API: in gRPC 1.51 a callback-API unary call costs about
 // 15-25 us more than a synchronous one on these machines (npu-bench service
@@ -8,10 +8,11 @@
 // cancelled call or a passed deadline at once, and the token fires — on our own
 // completion-queue threads, as fast as the synchronous API.
 //
-// Each call type asks gRPC for its next call (an "awaiter"); Start primes the
-// queue with a few waiting calls of each type per thread. Stop(), after the
-// server's Shutdown, waits until no call can start another operation on the
-// queue, then shuts it down and joins the threads.
+// Each method asks gRPC for its next call (an "awaiter"); Start primes the
+// queue with a few waiting calls of each method per thread. Stop(), after the
+// server's Shutdown, waits (woken by each call that goes, not polling) until
+// no call can start another operation on the queue, then shuts it down and
+// joins the threads.
 #pragma once
 
 #include <atomic>
@@ -27,6 +28,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "base/mutex.h"
 
 namespace npu::rpc {
 
@@ -34,8 +36,13 @@ class AsyncCallQueue {
  public:
   explicit AsyncCallQueue(std::unique_ptr<grpc::ServerCompletionQueue> cq) : cq_(std::move(cq)) {}
   ~AsyncCallQueue() { Stop(); }
-  // Each awaiter asks gRPC for one call of its method on cq().
-  void Start(int threads, const std::vector<std::function<void()>>& awaiters);
+  // Asks gRPC for one call of a method on cq(); `per_thread` of them wait per
+  // serving thread (each accepted call asks for the next one at once).
+  struct Awaiter {
+    std::function<void()> await;
+    int per_thread = 1;
+  };
+  void Start(int threads, const std::vector<Awaiter>& awaiters);
   void Stop();
 
   grpc::ServerCompletionQueue* cq() const { return cq_.get(); }
@@ -44,21 +51,32 @@ class AsyncCallQueue {
   // (Awaiting, then Accepted or Refused), and one accepted that has not sent
   // its status (Accepted, then Closed once Finish is called).
   void Awaiting() { awaiting_.fetch_add(1); }
-  void Refused() { awaiting_.fetch_sub(1); }
+  void Refused() {
+    awaiting_.fetch_sub(1);
+    Quieted();
+  }
   // Opens the call before its waiting ends, so Stop never sees both at zero early.
   void Accepted(const std::function<void()>& await_next) {
     open_.fetch_add(1);
     await_next();
     awaiting_.fetch_sub(1);
   }
-  void Closed() { open_.fetch_sub(1); }
+  void Closed() {
+    open_.fetch_sub(1);
+    Quieted();
+  }
 
  private:
+  void Quieted();  // a call went: wakes Stop once it is waiting
+
   std::unique_ptr<grpc::ServerCompletionQueue> cq_;
   std::vector<std::thread> threads_;
   std::atomic<int64_t> awaiting_{0};
   std::atomic<int64_t> open_{0};
   bool stopped_ = false;
+  std::atomic<bool> stopping_{false};
+  Mutex quiet_mu_;
+  CondVar quiet_;
 };
 
 // What the queue's threads get back: an event of one call.

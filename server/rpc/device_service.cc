@@ -1,8 +1,7 @@
 #include "server/rpc/device_service.h"
 
-#include "server/rpc/call_tenant.h"
-#include "server/rpc/grpc_status.h"
-#include "server/core/request_log.h"
+#include <algorithm>
+#include <chrono>
 
 namespace npu::rpc {
 namespace {
@@ -31,26 +30,7 @@ double Ratio(uint64_t busy, uint64_t span) { return span == 0 ? 0.0 : static_cas
 
 }  // namespace
 
-grpc::Status DeviceServiceImpl::ListDevices(grpc::ServerContext* ctx, const v1::ListDevicesRequest*,
-                                            v1::ListDevicesResponse* resp) {
-  core::RequestLog log("ListDevices");
-  if (auto tenant = TenantOf(state_, *ctx); !tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
-  for (const auto& d : state_.devices.devices()) Describe(*d, resp->add_devices());
-  return ToGrpcStatus(log.Finish(absl::OkStatus()));
-}
-
-grpc::Status DeviceServiceImpl::GetDevice(grpc::ServerContext* ctx, const v1::GetDeviceRequest* req,
-                                          v1::DeviceInfo* resp) {
-  core::RequestLog log("GetDevice");
-  if (auto tenant = TenantOf(state_, *ctx); !tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
-  auto d = state_.devices.Find(req->device());
-  if (d.ok()) Describe(**d, resp);
-  return ToGrpcStatus(log.Finish(d.status()));
-}
-
-grpc::Status DeviceServiceImpl::GetStats(grpc::ServerContext* ctx, const v1::GetStatsRequest*, v1::ServerStats* resp) {
-  core::RequestLog log("GetStats");
-  if (auto tenant = TenantOf(state_, *ctx); !tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
+void DeviceServiceImpl::GetStats(v1::ServerStats* resp) const {
   resp->set_runs_total(state_.counters.runs_total.load());
   resp->set_runs_failed(state_.counters.runs_failed.load());
   resp->set_uploads_total(state_.counters.uploads_total.load());
@@ -78,7 +58,28 @@ grpc::Status DeviceServiceImpl::GetStats(grpc::ServerContext* ctx, const v1::Get
     u->set_mte3(Ratio(s.busy.mte3, span));
     u->set_fixpipe(Ratio(s.busy.fixpipe, span));
   }
-  return ToGrpcStatus(log.Finish(absl::OkStatus()));
+}
+
+void DeviceServiceImpl::AddMethods(UnaryMethods& methods) {
+  methods.Add<v1::ListDevicesRequest, v1::ListDevicesResponse>(
+      *this, &DeviceServiceImpl::RequestListDevices, {"ListDevices", "/npu.v1.DeviceService/ListDevices"},
+      [this](auto& call) {
+        for (const auto& d : state_.devices.devices()) Describe(*d, call.response().add_devices());
+        call.Finish(absl::OkStatus());
+      });
+  methods.Add<v1::GetDeviceRequest, v1::DeviceInfo>(
+      *this, &DeviceServiceImpl::RequestGetDevice, {"GetDevice", "/npu.v1.DeviceService/GetDevice"},
+      [this](auto& call) {
+        auto d = state_.devices.Find(call.request().device());
+        if (d.ok()) Describe(**d, &call.response());
+        call.Finish(d.status());
+      });
+  methods.Add<v1::GetStatsRequest, v1::ServerStats>(*this, &DeviceServiceImpl::RequestGetStats,
+                                                    {"GetStats", "/npu.v1.DeviceService/GetStats"},
+                                                    [this](auto& call) {
+                                                      GetStats(&call.response());
+                                                      call.Finish(absl::OkStatus());
+                                                    });
 }
 
 }  // namespace npu::rpc

@@ -1,19 +1,24 @@
+// npu.v1.DeviceService: the devices, one of them, and the server's counters.
+// Unary calls on the server's call queue (unary_call.h), answered inline.
 #pragma once
 
 #include "npu/v1/device.grpc.pb.h"
 #include "server/core/server_state.h"
+#include "server/rpc/unary_call.h"
 
 namespace npu::rpc {
 
-class DeviceServiceImpl final : public v1::DeviceService::Service {
+using DeviceAsyncService = v1::DeviceService::WithRawMethod_ListDevices<
+    v1::DeviceService::WithRawMethod_GetDevice<v1::DeviceService::WithRawMethod_GetStats<v1::DeviceService::Service>>>;
+
+class DeviceServiceImpl final : public DeviceAsyncService {
  public:
   explicit DeviceServiceImpl(core::ServerState& state) : state_(state) {}
-  grpc::Status ListDevices(grpc::ServerContext* ctx, const v1::ListDevicesRequest* req,
-                           v1::ListDevicesResponse* resp) override;
-  grpc::Status GetDevice(grpc::ServerContext* ctx, const v1::GetDeviceRequest* req, v1::DeviceInfo* resp) override;
-  grpc::Status GetStats(grpc::ServerContext* ctx, const v1::GetStatsRequest* req, v1::ServerStats* resp) override;
+  void AddMethods(UnaryMethods& methods);
 
  private:
+  void GetStats(v1::ServerStats* resp) const;
+
   core::ServerState& state_;
 };
 

@@ -1,89 +1,91 @@
 #include "server/rpc/kserve_service.h"
 
-#include "server/rpc/call_tenant.h"
-#include "server/rpc/grpc_status.h"
+#include <utility>
+
+#include "server/rpc/kserve_grpc_codec.h"
+#include "server/rpc/kserve_infer.h"
 #include "server/rpc/kserve_metadata.h"
 #include "server/rpc/kserve_server_info.h"
-#include "server/core/request_log.h"
 
 namespace npu::rpc {
-namespace {
 
-// Runs `body` for the caller's tenant, logging the call.
-template <typename Body>
-grpc::Status ForTenant(const core::ServerState& state, const grpc::ServerContext& ctx, const char* method, Body body) {
-  core::RequestLog log(method);
-  auto tenant = TenantOf(state, ctx);
-  if (!tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
-  log.set_tenant(*tenant);
-  return ToGrpcStatus(log.Finish(body(*tenant)));
+void KserveServiceImpl::ModelInfer(UnaryCall<inference::ModelInferRequest, inference::ModelInferResponse>& call) {
+  auto request = DecodeInferRequest(call.request());  // raw inputs view the call's request
+  if (!request.ok()) return call.Finish(request.status());
+  StartInfer(state_, call.tenant(), *std::move(request), call.cancel(),
+             [&call](absl::StatusOr<InferResult> result) {
+               if (!result.ok()) return call.Finish(result.status());
+               if (auto it = result->parameters.find("npu_device_time_ns"); it != result->parameters.end()) {
+                 call.log().set_device_us(static_cast<double>(it->second.int64_param()) / 1000.0);
+               }
+               // Answered in the form it was asked: raw bytes for raw inputs (and for a
+               // request without inputs), typed contents for typed ones.
+               const bool raw = call.request().raw_input_contents_size() > 0 || call.request().inputs_size() == 0;
+               EncodeInferResponse(*std::move(result), raw, &call.response());
+               call.Finish(absl::OkStatus());
+             });
 }
 
-}  // namespace
-
-grpc::Status KserveServiceImpl::ServerLive(grpc::ServerContext*, const inference::ServerLiveRequest*,
-                                           inference::ServerLiveResponse* resp) {
-  resp->set_live(true);  // answering at all is being live
-  return grpc::Status::OK;
-}
-
-grpc::Status KserveServiceImpl::ServerReady(grpc::ServerContext*, const inference::ServerReadyRequest*,
-                                            inference::ServerReadyResponse* resp) {
-  resp->set_ready(KserveServerReadiness(state_).ok());
-  return grpc::Status::OK;
-}
-
-grpc::Status KserveServiceImpl::ModelReady(grpc::ServerContext* ctx, const inference::ModelReadyRequest* req,
-                                           inference::ModelReadyResponse* resp) {
-  return ForTenant(state_, *ctx, "inference.ModelReady", [&](const std::string& tenant) {
-    const absl::Status found = state_.models.Find(tenant, req->name(), req->version()).status();
-    resp->set_ready(found.ok());
-    return core::IsAbsentModel(found) ? absl::OkStatus() : found;
-  });
-}
-
-grpc::Status KserveServiceImpl::ServerMetadata(grpc::ServerContext* ctx, const inference::ServerMetadataRequest*,
-                                               inference::ServerMetadataResponse* resp) {
-  return ForTenant(state_, *ctx, "inference.ServerMetadata", [&](const std::string&) {
-    *resp = KserveServerMetadata();
-    return absl::OkStatus();
-  });
-}
-
-grpc::Status KserveServiceImpl::ModelMetadata(grpc::ServerContext* ctx, const inference::ModelMetadataRequest* req,
-                                              inference::ModelMetadataResponse* resp) {
-  return ForTenant(state_, *ctx, "inference.ModelMetadata", [&](const std::string& tenant) {
-    auto metadata = state_.models.Metadata(tenant, req->name(), req->version());
-    if (!metadata.ok()) return metadata.status();
-    *resp = KserveModelMetadata(*metadata);
-    return absl::OkStatus();
-  });
-}
-
-grpc::Status KserveServiceImpl::RepositoryIndex(grpc::ServerContext* ctx, const inference::RepositoryIndexRequest* req,
-                                                inference::RepositoryIndexResponse* resp) {
-  return ForTenant(state_, *ctx, "inference.RepositoryIndex", [&](const std::string& tenant) {
-    *resp = KserveIndex(state_.models.Index(tenant, req->ready()));
-    return absl::OkStatus();
-  });
-}
-
-grpc::Status KserveServiceImpl::RepositoryModelLoad(grpc::ServerContext* ctx,
-                                                    const inference::RepositoryModelLoadRequest* req,
-                                                    inference::RepositoryModelLoadResponse*) {
-  return ForTenant(state_, *ctx, "inference.RepositoryModelLoad", [&](const std::string& tenant) {
-    if (auto s = state_.CheckAdmitting(); !s.ok()) return s;
-    std::vector<std::string> parameters;
-    for (const auto& [key, value] : req->parameters()) parameters.push_back(key);
-    return state_.models.Load(tenant, req->model_name(), parameters);
-  });
-}
-
-grpc::Status KserveServiceImpl::RepositoryModelUnload(grpc::ServerContext* ctx,
-                                                      const inference::RepositoryModelUnloadRequest* req,
-                                                      inference::RepositoryModelUnloadResponse*) {
-  return ForTenant(state_, *ctx, "inference.RepositoryModelUnload",
-                   [&](const std::string& tenant) { return state_.models.Unload(tenant, req->model_name()); });
+void KserveServiceImpl::AddMethods(UnaryMethods& methods) {
+  using namespace inference;  // the protocol's message names, as its proto spells them
+  const MethodInfo probe{"inference.ServerLive", "/inference.GRPCInferenceService/ServerLive", CallWork::kInline,
+                         true};
+  methods.Add<ServerLiveRequest, ServerLiveResponse>(*this, &KserveServiceImpl::RequestServerLive, probe,
+                                                     [](auto& call) {
+                                                       call.response().set_live(true);  // answering is being live
+                                                       call.Finish(absl::OkStatus());
+                                                     });
+  methods.Add<ServerReadyRequest, ServerReadyResponse>(
+      *this, &KserveServiceImpl::RequestServerReady,
+      {"inference.ServerReady", "/inference.GRPCInferenceService/ServerReady", CallWork::kInline, true},
+      [this](auto& call) {
+        call.response().set_ready(KserveServerReadiness(state_).ok());
+        call.Finish(absl::OkStatus());
+      });
+  methods.Add<ModelReadyRequest, ModelReadyResponse>(
+      *this, &KserveServiceImpl::RequestModelReady,
+      {"inference.ModelReady", "/inference.GRPCInferenceService/ModelReady"}, [this](auto& call) {
+        const absl::Status found =
+            state_.models.Find(call.tenant(), call.request().name(), call.request().version()).status();
+        call.response().set_ready(found.ok());
+        call.Finish(core::IsAbsentModel(found) ? absl::OkStatus() : found);
+      });
+  methods.Add<ServerMetadataRequest, ServerMetadataResponse>(
+      *this, &KserveServiceImpl::RequestServerMetadata,
+      {"inference.ServerMetadata", "/inference.GRPCInferenceService/ServerMetadata"}, [](auto& call) {
+        call.response() = KserveServerMetadata();
+        call.Finish(absl::OkStatus());
+      });
+  methods.Add<ModelMetadataRequest, ModelMetadataResponse>(
+      *this, &KserveServiceImpl::RequestModelMetadata,
+      {"inference.ModelMetadata", "/inference.GRPCInferenceService/ModelMetadata"}, [this](auto& call) {
+        auto metadata = state_.models.Metadata(call.tenant(), call.request().name(), call.request().version());
+        if (metadata.ok()) call.response() = KserveModelMetadata(*metadata);
+        call.Finish(metadata.status());
+      });
+  methods.Add<ModelInferRequest, ModelInferResponse>(
+      *this, &KserveServiceImpl::RequestModelInfer,
+      {"inference.ModelInfer", "/inference.GRPCInferenceService/ModelInfer", CallWork::kInline, false, 4},
+      [this](auto& call) { ModelInfer(call); });
+  methods.Add<RepositoryIndexRequest, RepositoryIndexResponse>(
+      *this, &KserveServiceImpl::RequestRepositoryIndex,
+      {"inference.RepositoryIndex", "/inference.GRPCInferenceService/RepositoryIndex"}, [this](auto& call) {
+        call.response() = KserveIndex(state_.models.Index(call.tenant(), call.request().ready()));
+        call.Finish(absl::OkStatus());
+      });
+  methods.Add<RepositoryModelLoadRequest, RepositoryModelLoadResponse>(
+      *this, &KserveServiceImpl::RequestRepositoryModelLoad,
+      {"inference.RepositoryModelLoad", "/inference.GRPCInferenceService/RepositoryModelLoad", CallWork::kPool},
+      [this](auto& call) {
+        if (auto s = state_.CheckAdmitting(); !s.ok()) return call.Finish(s);
+        std::vector<std::string> parameters;
+        for (const auto& [key, value] : call.request().parameters()) parameters.push_back(key);
+        call.Finish(state_.models.Load(call.tenant(), call.request().model_name(), parameters));
+      });
+  methods.Add<RepositoryModelUnloadRequest, RepositoryModelUnloadResponse>(
+      *this, &KserveServiceImpl::RequestRepositoryModelUnload,
+      {"inference.RepositoryModelUnload", "/inference.GRPCInferenceService/RepositoryModelUnload", CallWork::kPool},
+      [this](auto& call) { call.Finish(state_.models.Unload(call.tenant(), call.request().model_name())); });
 }
 
 }  // namespace npu::rpc

@@ -124,22 +124,15 @@ grpc::Status MemoryServiceImpl::Download(grpc::ServerContext* ctx, const v1::Dow
   return ToGrpcStatus(log.Finish(DoDownload(*tenant, *req, writer)));
 }
 
-grpc::Status MemoryServiceImpl::Free(grpc::ServerContext* ctx, const v1::FreeRequest* req, v1::FreeResponse*) {
-  core::RequestLog log("Free");
-  auto tenant = TenantOf(state_, *ctx);
-  if (!tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
-  log.set_tenant(*tenant);
-  return ToGrpcStatus(log.Finish(state_.tensors.Free(*tenant, req->handle())));
-}
-
-grpc::Status MemoryServiceImpl::List(grpc::ServerContext* ctx, const v1::ListHandlesRequest*,
-                                     v1::ListHandlesResponse* resp) {
-  core::RequestLog log("List");
-  auto tenant = TenantOf(state_, *ctx);
-  if (!tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
-  log.set_tenant(*tenant);
-  for (auto& h : state_.tensors.List(*tenant)) *resp->add_handles() = std::move(h);
-  return ToGrpcStatus(log.Finish(absl::OkStatus()));
+void MemoryServiceImpl::AddMethods(UnaryMethods& methods) {
+  methods.Add<v1::FreeRequest, v1::FreeResponse>(
+      *this, &MemoryServiceImpl::RequestFree, {"Free", "/npu.v1.MemoryService/Free"},
+      [this](auto& call) { call.Finish(state_.tensors.Free(call.tenant(), call.request().handle())); });
+  methods.Add<v1::ListHandlesRequest, v1::ListHandlesResponse>(
+      *this, &MemoryServiceImpl::RequestList, {"List", "/npu.v1.MemoryService/List"}, [this](auto& call) {
+        for (auto& h : state_.tensors.List(call.tenant())) *call.response().add_handles() = std::move(h);
+        call.Finish(absl::OkStatus());
+      });
 }
 
 }  // namespace npu::rpc

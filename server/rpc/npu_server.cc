@@ -105,10 +105,12 @@ absl::StatusOr<std::unique_ptr<NpuServer>> NpuServer::Start(const ServerConfig& 
   // The queue outlives the server: made now, before any early return.
   s->async_calls_ = std::make_unique<AsyncCallQueue>(std::move(run_cq));
   if (s->port_ == 0) return absl::UnavailableError(absl::StrCat("cannot listen on ", config.listen));
-  AsyncCallQueue& calls = *s->async_calls_;
-  s->async_calls_->Start(std::max(1, config.run_threads),
-                         {[&calls, p = s.get()] { RunCall::Await(calls, p->runtime_service_, p->state_); },
-                          [&calls, p = s.get()] { KserveInferCall::Await(calls, p->kserve_service_, p->state_); }});
+  s->device_service_.AddMethods(s->unary_methods_);
+  s->memory_service_.AddMethods(s->unary_methods_);
+  s->runtime_service_.AddMethods(s->unary_methods_);
+  s->training_service_.AddMethods(s->unary_methods_);
+  s->kserve_service_.AddMethods(s->unary_methods_);
+  s->async_calls_->Start(std::max(1, config.run_threads), s->unary_methods_.Awaiters(*s->async_calls_, s->state_));
   s->server_->GetHealthCheckService()->SetServingStatus(true);
   if (config.limits.device_watchdog.count() > 0) s->watchdog_ = std::thread([p = s.get()] { p->WatchDevices(); });
   // Freed memory goes back to the system within a second once 16 MiB of it piles up,

@@ -46,7 +46,7 @@ struct ServerConfig {
   // burst of concurrent calls start threads and end them afterwards, which costs
   // more than a small run; idle pollers cost only their stacks.
   int grpc_max_pollers = 64;
-  // Threads serving Run and KServe ModelInfer calls (async_call_queue.h). They never
+  // Threads serving every unary call (async_call_queue.h, unary_call.h). They never
   // wait for a device; small runs execute on them when the device is free.
   int run_threads = 4;
 };
@@ -79,9 +79,10 @@ class NpuServer {
   RuntimeServiceImpl runtime_service_{state_};
   TrainingServiceImpl training_service_{state_};
   KserveServiceImpl kserve_service_{state_};
-  // Run and ModelInfer calls. Declared before server_, so destroyed after it
-  // (and before the services its calls use); stopped (Shutdown, Drain) once
-  // the server has shut down.
+  // Every unary call. Declared before server_, so destroyed after it (and
+  // before the services its calls use); stopped (Shutdown, Drain) once the
+  // server has shut down.
+  UnaryMethods unary_methods_;
   std::unique_ptr<AsyncCallQueue> async_calls_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<MetricsHttpServer> metrics_;

@@ -165,6 +165,7 @@ int main(int argc, char** argv) {
   config.model_repository = absl::GetFlag(FLAGS_model_repository);
   config.model_repository_follow_symlinks = absl::GetFlag(FLAGS_model_repository_follow_symlinks);
   config.grpc_max_pollers = absl::GetFlag(FLAGS_grpc_max_pollers);
+  config.limits.blocking_calls = static_cast<size_t>(std::max(1, config.grpc_max_pollers));
   if (auto s = npu::core::RequestLog::SetLevel(absl::GetFlag(FLAGS_log_level)); !s.ok()) {
     std::fprintf(stderr, "npu-server: %s\n", std::string(s.message()).c_str());
     return 2;

@@ -11,7 +11,6 @@
 #include "server/graph/passes/prepare_graph.h"
 #include "server/graph/passes/shape_binding.h"
 #include "server/core/serve.h"
-#include "server/rpc/call_tenant.h"
 #include "server/rpc/grpc_status.h"
 #include "server/core/request_log.h"
 #include "server/rpc/tensor_codec.h"
@@ -20,19 +19,6 @@
 
 namespace npu::rpc {
 namespace {
-
-// One call: its log line, the tenant, admission for calls that make work.
-template <typename Body>
-grpc::Status Serve(core::ServerState& state, const char* method, grpc::ServerContext* ctx, bool admit, Body body) {
-  core::RequestLog log(method);
-  auto tenant = TenantOf(state, *ctx);
-  if (!tenant.ok()) return ToGrpcStatus(log.Finish(tenant.status()));
-  log.set_tenant(*tenant);
-  if (admit) {
-    if (auto s = state.CheckAdmitting(); !s.ok()) return ToGrpcStatus(log.Finish(s));
-  }
-  return ToGrpcStatus(log.Finish(body(*tenant)));
-}
 
 // The forward model of a CreateTrainer (an ONNX model imported).
 absl::StatusOr<v1::Graph> ModelOf(const core::ServerState& state, const v1::CreateTrainerRequest& req) {
@@ -108,11 +94,9 @@ absl::Status AddBatchInput(const v1::BatchTensor& t, const char* name, core::Req
 
 }  // namespace
 
-absl::StatusOr<core::Response> TrainingServiceImpl::ServeTrainerCall(const std::string& tenant,
-                                                                     const grpc::ServerContext& ctx,
-                                                                     core::TrainerRef target, const v1::BatchTensor& x,
-                                                                     const v1::BatchTensor& labels, bool profile,
-                                                                     bool predictions) {
+absl::StatusOr<core::Response> TrainingServiceImpl::ServeTrainerCall(
+    const std::string& tenant, std::shared_ptr<device::CancelToken> cancel, core::TrainerRef target,
+    const v1::BatchTensor& x, const v1::BatchTensor& labels, bool profile, bool predictions) {
   core::Request r;
   r.method = target.call == core::TrainerRef::Call::kStep ? "Step" : "Evaluate";
   r.tenant = tenant;
@@ -121,9 +105,7 @@ absl::StatusOr<core::Response> TrainingServiceImpl::ServeTrainerCall(const std::
   if (auto s = AddBatchInput(labels, "labels", r); !s.ok()) return s;
   r.profile = profile;
   r.return_predictions = predictions;
-  const bool step = std::get<core::TrainerRef>(r.target).call == core::TrainerRef::Call::kStep;
-  const CallToken call = WatchCall(ctx, step ? "the step" : "the evaluation");
-  r.cancel = call.token;
+  r.cancel = std::move(cancel);
   std::promise<absl::StatusOr<core::Response>> answered;
   auto answer = answered.get_future();
   core::Serve(state_, std::move(r),
@@ -174,16 +156,10 @@ absl::Status TrainingServiceImpl::DoCreate(const std::string& tenant, const v1::
   return absl::OkStatus();
 }
 
-TrainingServiceImpl::CallToken TrainingServiceImpl::WatchCall(const grpc::ServerContext& ctx, const char* what) {
-  CallToken t;
-  t.watch = watcher_.Start(ctx, t.token, what);
-  return t;
-}
-
-absl::Status TrainingServiceImpl::DoStep(const std::string& tenant, const grpc::ServerContext& ctx,
+absl::Status TrainingServiceImpl::DoStep(const std::string& tenant, std::shared_ptr<device::CancelToken> cancel,
                                          const v1::StepRequest& req, v1::StepResponse* resp) {
-  auto r = ServeTrainerCall(tenant, ctx, {req.trainer_id(), core::TrainerRef::Call::kStep}, req.x(), req.labels(),
-                            req.profile(), false);
+  auto r = ServeTrainerCall(tenant, std::move(cancel), {req.trainer_id(), core::TrainerRef::Call::kStep}, req.x(),
+                            req.labels(), req.profile(), false);
   if (!r.ok()) return r.status();
   resp->set_step(std::get<int64_t>(r->values.at("step")));
   resp->set_loss(std::get<double>(r->values.at("loss")));
@@ -195,10 +171,10 @@ absl::Status TrainingServiceImpl::DoStep(const std::string& tenant, const grpc::
   return absl::OkStatus();
 }
 
-absl::Status TrainingServiceImpl::DoEvaluate(const std::string& tenant, const grpc::ServerContext& ctx,
+absl::Status TrainingServiceImpl::DoEvaluate(const std::string& tenant, std::shared_ptr<device::CancelToken> cancel,
                                              const v1::EvaluateRequest& req, v1::EvaluateResponse* resp) {
-  auto r = ServeTrainerCall(tenant, ctx, {req.trainer_id(), core::TrainerRef::Call::kEvaluate}, req.x(),
-                            req.labels(), false, req.return_predictions());
+  auto r = ServeTrainerCall(tenant, std::move(cancel), {req.trainer_id(), core::TrainerRef::Call::kEvaluate},
+                            req.x(), req.labels(), false, req.return_predictions());
   if (!r.ok()) return r.status();
   resp->set_loss(std::get<double>(r->values.at("loss")));
   resp->set_correct(std::get<int64_t>(r->values.at("correct")));
@@ -229,54 +205,53 @@ absl::Status TrainingServiceImpl::DoExport(const std::string& tenant, const v1::
   }
 }
 
-grpc::Status TrainingServiceImpl::CreateTrainer(grpc::ServerContext* ctx, const v1::CreateTrainerRequest* req,
-                                                v1::CreateTrainerResponse* resp) {
-  return Serve(state_, "CreateTrainer", ctx, true, [&](const std::string& tenant) { return DoCreate(tenant, *req, resp); });
+absl::Status TrainingServiceImpl::DoRestore(const std::string& tenant, const v1::RestoreCheckpointRequest& req,
+                                            v1::RestoreCheckpointResponse* resp) {
+  if (auto s = state_.CheckAdmitting(); !s.ok()) return s;
+  auto hosted = state_.trainers.Get(tenant, req.trainer_id());
+  if (!hosted.ok()) return hosted.status();
+  auto s = StateFromCheckpoint(req.checkpoint(), *(*hosted)->trainer);
+  if (!s.ok()) return s.status();
+  if (auto r = (*hosted)->trainer->Restore(*s); !r.ok()) return r;
+  resp->set_step(s->step);
+  return absl::OkStatus();
 }
 
-grpc::Status TrainingServiceImpl::Step(grpc::ServerContext* ctx, const v1::StepRequest* req, v1::StepResponse* resp) {
-  return Serve(state_, "Step", ctx, true,
-               [&](const std::string& tenant) { return DoStep(tenant, *ctx, *req, resp); });
-}
-
-grpc::Status TrainingServiceImpl::Evaluate(grpc::ServerContext* ctx, const v1::EvaluateRequest* req,
-                                           v1::EvaluateResponse* resp) {
-  return Serve(state_, "Evaluate", ctx, true,
-               [&](const std::string& tenant) { return DoEvaluate(tenant, *ctx, *req, resp); });
-}
-
-grpc::Status TrainingServiceImpl::Export(grpc::ServerContext* ctx, const v1::ExportRequest* req,
-                                         v1::ExportResponse* resp) {
-  return Serve(state_, "Export", ctx, false, [&](const std::string& tenant) { return DoExport(tenant, *req, resp); });
-}
-
-grpc::Status TrainingServiceImpl::SaveCheckpoint(grpc::ServerContext* ctx, const v1::SaveCheckpointRequest* req,
-                                                 v1::TrainerCheckpoint* resp) {
-  return Serve(state_, "SaveCheckpoint", ctx, false, [&](const std::string& tenant) -> absl::Status {
-    auto hosted = state_.trainers.Get(tenant, req->trainer_id());
-    if (!hosted.ok()) return hosted.status();
-    *resp = CheckpointOf(*(*hosted)->trainer);
-    return absl::OkStatus();
-  });
-}
-
-grpc::Status TrainingServiceImpl::RestoreCheckpoint(grpc::ServerContext* ctx, const v1::RestoreCheckpointRequest* req,
-                                                    v1::RestoreCheckpointResponse* resp) {
-  return Serve(state_, "RestoreCheckpoint", ctx, true, [&](const std::string& tenant) -> absl::Status {
-    auto hosted = state_.trainers.Get(tenant, req->trainer_id());
-    if (!hosted.ok()) return hosted.status();
-    auto s = StateFromCheckpoint(req->checkpoint(), *(*hosted)->trainer);
-    if (!s.ok()) return s.status();
-    if (auto r = (*hosted)->trainer->Restore(*s); !r.ok()) return r;
-    resp->set_step(s->step);
-    return absl::OkStatus();
-  });
-}
-
-grpc::Status TrainingServiceImpl::DeleteTrainer(grpc::ServerContext* ctx, const v1::DeleteTrainerRequest* req,
-                                                v1::DeleteTrainerResponse*) {
-  return Serve(state_, "DeleteTrainer", ctx, false,
-               [&](const std::string& tenant) { return state_.trainers.Remove(tenant, req->trainer_id()); });
+void TrainingServiceImpl::AddMethods(UnaryMethods& methods) {
+  // Every call waits for something (a trainer's devices, an import, a copy of
+  // its state): all run on the core's work pool.
+  auto info = [](const char* name, const char* path) { return MethodInfo{name, path, CallWork::kPool}; };
+  methods.Add<v1::CreateTrainerRequest, v1::CreateTrainerResponse>(
+      *this, &TrainingServiceImpl::RequestCreateTrainer,
+      info("CreateTrainer", "/npu.v1.TrainingService/CreateTrainer"), [this](auto& call) {
+        absl::Status s = state_.CheckAdmitting();
+        if (s.ok()) s = DoCreate(call.tenant(), call.request(), &call.response());
+        call.Finish(std::move(s));
+      });
+  methods.Add<v1::StepRequest, v1::StepResponse>(
+      *this, &TrainingServiceImpl::RequestStep, info("Step", "/npu.v1.TrainingService/Step"),
+      [this](auto& call) { call.Finish(DoStep(call.tenant(), call.cancel(), call.request(), &call.response())); });
+  methods.Add<v1::EvaluateRequest, v1::EvaluateResponse>(
+      *this, &TrainingServiceImpl::RequestEvaluate, info("Evaluate", "/npu.v1.TrainingService/Evaluate"),
+      [this](auto& call) { call.Finish(DoEvaluate(call.tenant(), call.cancel(), call.request(), &call.response())); });
+  methods.Add<v1::ExportRequest, v1::ExportResponse>(
+      *this, &TrainingServiceImpl::RequestExport, info("Export", "/npu.v1.TrainingService/Export"),
+      [this](auto& call) { call.Finish(DoExport(call.tenant(), call.request(), &call.response())); });
+  methods.Add<v1::SaveCheckpointRequest, v1::TrainerCheckpoint>(
+      *this, &TrainingServiceImpl::RequestSaveCheckpoint,
+      info("SaveCheckpoint", "/npu.v1.TrainingService/SaveCheckpoint"), [this](auto& call) {
+        auto hosted = state_.trainers.Get(call.tenant(), call.request().trainer_id());
+        if (hosted.ok()) call.response() = CheckpointOf(*(*hosted)->trainer);
+        call.Finish(hosted.status());
+      });
+  methods.Add<v1::RestoreCheckpointRequest, v1::RestoreCheckpointResponse>(
+      *this, &TrainingServiceImpl::RequestRestoreCheckpoint,
+      info("RestoreCheckpoint", "/npu.v1.TrainingService/RestoreCheckpoint"),
+      [this](auto& call) { call.Finish(DoRestore(call.tenant(), call.request(), &call.response())); });
+  methods.Add<v1::DeleteTrainerRequest, v1::DeleteTrainerResponse>(
+      *this, &TrainingServiceImpl::RequestDeleteTrainer,
+      info("DeleteTrainer", "/npu.v1.TrainingService/DeleteTrainer"),
+      [this](auto& call) { call.Finish(state_.trainers.Remove(call.tenant(), call.request().trainer_id())); });
 }
 
 }  // namespace npu::rpc

@@ -85,8 +85,11 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(ModelSpec spec, TrainCo
   for (const std::string& b : t->spec_.buffers) {
     r.buffers.push_back(FromProto(FindInitializer(t->spec_.graph, b)->tensor(), v1::FLOAT32));
   }
-  MutexLock lock(&t->mu_);
-  t->replicas_.assign(t->devices_.size(), r);
+  MutexLock step(&t->step_mu_);
+  {
+    MutexLock lock(&t->mu_);
+    t->replicas_.assign(t->devices_.size(), r);
+  }
   // Plan a step once now, so a model that cannot be trained says so at once.
   if (auto plan = t->StepPlanFor(1); !plan.ok()) return plan.status();
   return t;
@@ -112,9 +115,14 @@ absl::StatusOr<const Trainer::StepPlan*> Trainer::StepPlanFor(int64_t batch) {
                   [&](int64_t b) { return BuildStepGraph(spec_, config_, b, preset, world); });
 }
 
-absl::StatusOr<const Trainer::EvalPlan*> Trainer::EvalPlanFor(int64_t batch) {
+absl::StatusOr<Trainer::EvalPlan> Trainer::EvalPlanFor(int64_t batch) {
   const device::DevicePreset& preset = devices_[0]->preset();
-  return PlanOnce(eval_plans_, batch, preset, [&](int64_t b) { return BuildEvalGraph(spec_, config_, b, preset); });
+  MutexLock lock(&eval_mu_);
+  if (eval_plans_.size() >= kMaxPlannedBatchSizes) eval_plans_.clear();
+  auto plan =
+      PlanOnce(eval_plans_, batch, preset, [&](int64_t b) { return BuildEvalGraph(spec_, config_, b, preset); });
+  if (!plan.ok()) return plan.status();
+  return **plan;  // a copy: the cache may be cleared while it runs
 }
 
 absl::Status Trainer::CheckBatch(const HostTensor& x, const HostTensor& labels) const {
@@ -143,7 +151,7 @@ absl::Status Trainer::CheckBatch(const HostTensor& x, const HostTensor& labels) 
 absl::StatusOr<StepResult> Trainer::Step(const HostTensor& x, const HostTensor& labels, bool profile,
                                          std::shared_ptr<device::CancelToken> cancel) {
   if (auto s = CheckBatch(x, labels); !s.ok()) return s;
-  MutexLock lock(&mu_);
+  MutexLock step_lock(&step_mu_);
   if (step_plans_.size() >= kMaxPlannedBatchSizes) step_plans_.clear();
   const int64_t batch = x.type().shape[0];
   const int64_t n = static_cast<int64_t>(devices_.size());
@@ -151,11 +159,20 @@ absl::StatusOr<StepResult> Trainer::Step(const HostTensor& x, const HostTensor& 
     return absl::InvalidArgumentError(absl::StrCat("a batch of ", batch, " rows cannot be split over ", n, " devices"));
   }
   const std::vector<int64_t> sizes = ShardSizes(batch, n);
-  const double scale = scaler_.scale();
+  // The state this step starts from (only steps change it, and they hold
+  // step_mu_): tensors are shared, not copied.
+  double scale = 0;
+  int64_t updates = 0, steps = 0;
+  std::vector<Replica> replicas;
+  {
+    MutexLock lock(&mu_);
+    scale = scaler_.scale();
+    updates = updates_;
+    steps = step_;
+    replicas = replicas_;
+  }
   StepResult result;
   result.loss_scale = scale;
-  // DDP's broadcast_buffers: every replica starts the step with rank 0's running statistics.
-  for (int64_t d = 1; d < n; ++d) replicas_[d].buffers = replicas_[0].buffers;
   std::vector<std::shared_ptr<const graph::Plan>> plans(static_cast<size_t>(n));
   std::vector<std::vector<HostTensor>> bound(static_cast<size_t>(n));
   int64_t row = 0;
@@ -163,7 +180,7 @@ absl::StatusOr<StepResult> Trainer::Step(const HostTensor& x, const HostTensor& 
     auto sp = StepPlanFor(sizes[d]);
     if (!sp.ok()) return sp.status();
     const StepSignature& sig = (*sp)->sig;
-    const Replica& rep = replicas_[d];
+    const Replica& rep = replicas[d];
     std::unordered_map<std::string, HostTensor> in;
     in[sig.x] = Rows(x, row, sizes[d]);
     in[sig.labels] = Rows(labels, row, sizes[d]);
@@ -172,9 +189,9 @@ absl::StatusOr<StepResult> Trainer::Step(const HostTensor& x, const HostTensor& 
     in[sig.loss_seed] = ScalarF32(static_cast<float>(scale * static_cast<double>(sizes[d]) / static_cast<double>(batch)));
     in[sig.grad_scale] = ScalarF32(static_cast<float>(1.0 / scale));
     in[sig.lr] = ScalarF32(static_cast<float>(config_.optimizer.lr));
-    if (!sig.step.empty()) in[sig.step] = ScalarI64(updates_ + 1);
+    if (!sig.step.empty()) in[sig.step] = ScalarI64(updates + 1);
     if (!sig.dropout_seed.empty()) {
-      in[sig.dropout_seed] = ScalarI64(static_cast<int64_t>(Mix(Mix(config_.seed, static_cast<uint64_t>(step_)),
+      in[sig.dropout_seed] = ScalarI64(static_cast<int64_t>(Mix(Mix(config_.seed, static_cast<uint64_t>(steps)),
                                                                 static_cast<uint64_t>(d))));
     }
     for (size_t i = 0; i < spec_.params.size(); ++i) {
@@ -182,7 +199,8 @@ absl::StatusOr<StepResult> Trainer::Step(const HostTensor& x, const HostTensor& 
       if (!sig.masters[i].empty()) in[sig.masters[i]] = rep.masters[i];
       for (size_t s = 0; s < sig.state[i].size(); ++s) in[sig.state[i][s]] = rep.state[i][s];
     }
-    for (size_t b = 0; b < spec_.buffers.size(); ++b) in[sig.buffers[b]] = rep.buffers[b];
+    // DDP's broadcast_buffers: every replica starts the step with rank 0's running statistics.
+    for (size_t b = 0; b < spec_.buffers.size(); ++b) in[sig.buffers[b]] = replicas[0].buffers[b];
     auto inputs = Bind(*(*sp)->plan, in);
     if (!inputs.ok()) return inputs.status();
     plans[d] = (*sp)->plan;
@@ -202,6 +220,7 @@ absl::StatusOr<StepResult> Trainer::Step(const HostTensor& x, const HostTensor& 
   }
   // Every run succeeded: the replicas take their outputs.
   bool found = false;
+  MutexLock lock(&mu_);
   for (int64_t d = 0; d < n; ++d) {
     const StepSignature& sig = step_plans_.at(sizes[d]).sig;
     auto& out = outputs[d];
@@ -295,21 +314,23 @@ absl::StatusOr<std::vector<graph::ExecResult>> Trainer::RunOnDevices(
 absl::StatusOr<EvalResult> Trainer::Evaluate(const HostTensor& x, const HostTensor& labels,
                                              std::shared_ptr<device::CancelToken> cancel) {
   if (auto s = CheckBatch(x, labels); !s.ok()) return s;
-  MutexLock lock(&mu_);
-  if (eval_plans_.size() >= kMaxPlannedBatchSizes) eval_plans_.clear();
   const int64_t batch = x.type().shape[0];
   auto ep = EvalPlanFor(batch);
   if (!ep.ok()) return ep.status();
-  const EvalSignature& sig = (*ep)->sig;
-  const Replica& rep = replicas_[0];
+  const EvalSignature& sig = ep->sig;
   std::unordered_map<std::string, HostTensor> in{{sig.x, x}, {sig.labels, labels}};
-  for (size_t i = 0; i < spec_.params.size(); ++i) in[sig.params[i]] = rep.params[i];
-  for (size_t b = 0; b < spec_.buffers.size(); ++b) in[sig.buffers[b]] = rep.buffers[b];
-  auto inputs = Bind(*(*ep)->plan, in);
+  {
+    // The parameters the last step committed (shared tensors); the run needs no lock.
+    MutexLock lock(&mu_);
+    const Replica& rep = replicas_[0];
+    for (size_t i = 0; i < spec_.params.size(); ++i) in[sig.params[i]] = rep.params[i];
+    for (size_t b = 0; b < spec_.buffers.size(); ++b) in[sig.buffers[b]] = rep.buffers[b];
+  }
+  auto inputs = Bind(*ep->plan, in);
   if (!inputs.ok()) return inputs.status();
-  auto run = graph::RunPlan((*ep)->plan, *std::move(inputs), graph::ExecOptions{}, *devices_[0], cancel);
+  auto run = graph::RunPlan(ep->plan, *std::move(inputs), graph::ExecOptions{}, *devices_[0], cancel);
   if (!run.ok()) return run.status();
-  auto out = ByName(*(*ep)->plan, std::move(run->outputs));
+  auto out = ByName(*ep->plan, std::move(run->outputs));
   EvalResult r;
   r.loss = out.at(sig.loss).as<float>()[0];
   r.count = batch;
@@ -336,6 +357,7 @@ Replica Trainer::ReplicaOf(size_t d) const {
 }
 
 absl::Status Trainer::Restore(const TrainerState& state) {
+  MutexLock step_lock(&step_mu_);  // between steps, never inside one
   MutexLock lock(&mu_);
   const Replica& now = replicas_[0];
   const Replica& r = state.replica;

@@ -7,7 +7,13 @@
 // one row more); each device runs the step graph (step_graph.h) on its shard
 // through the runner; the devices' gradients are averaged by a ring allreduce
 // inside the step; each shard's loss is weighted by its share of the batch.
-// Thread-safe: calls are serialised.
+//
+// Thread-safe. Steps (and Restore) run one at a time, in order: each starts
+// from the state the one before committed. The state itself is locked only to
+// read it (a step's inputs, Evaluate's parameters, State, TrainedModel) or to
+// commit a step's outputs, never across device work: an evaluation, a
+// checkpoint or an export does not wait for a step's devices, nor a step for
+// an evaluation's.
 #pragma once
 
 #include <map>
@@ -99,13 +105,13 @@ class Trainer {
     std::shared_ptr<const graph::Plan> plan;
     EvalSignature sig;
   };
-  absl::StatusOr<const StepPlan*> StepPlanFor(int64_t batch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<const EvalPlan*> EvalPlanFor(int64_t batch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<const StepPlan*> StepPlanFor(int64_t batch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(step_mu_);
+  absl::StatusOr<EvalPlan> EvalPlanFor(int64_t batch) ABSL_LOCKS_EXCLUDED(eval_mu_);
   absl::Status CheckBatch(const graph::HostTensor& x, const graph::HostTensor& labels) const;
   // Runs plans[d] on device d, all at once, as one data-parallel step.
   absl::StatusOr<std::vector<graph::ExecResult>> RunOnDevices(
       const std::vector<std::shared_ptr<const graph::Plan>>& plans, std::vector<std::vector<graph::HostTensor>> inputs,
-      bool profile, std::shared_ptr<device::CancelToken> cancel) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+      bool profile, std::shared_ptr<device::CancelToken> cancel) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Batch sizes whose plans are kept (a client may send any): past this the
   // cache starts again, so a step plans at most two more (its shard sizes).
@@ -114,9 +120,13 @@ class Trainer {
   const ModelSpec spec_;
   const TrainConfig config_;
   const std::vector<device::Device*> devices_;
-  mutable Mutex mu_;
-  std::map<int64_t, StepPlan> step_plans_ ABSL_GUARDED_BY(mu_);
-  std::map<int64_t, EvalPlan> eval_plans_ ABSL_GUARDED_BY(mu_);
+  // Held by a step from its start to its commit (device work included), and
+  // by Restore: steps run in order. Taken before mu_.
+  Mutex step_mu_;
+  std::map<int64_t, StepPlan> step_plans_ ABSL_GUARDED_BY(step_mu_);
+  Mutex eval_mu_;  // the evaluation plans only
+  std::map<int64_t, EvalPlan> eval_plans_ ABSL_GUARDED_BY(eval_mu_);
+  mutable Mutex mu_;  // the state below: never held across device work
   std::vector<Replica> replicas_ ABSL_GUARDED_BY(mu_);
   LossScaler scaler_ ABSL_GUARDED_BY(mu_);
   int64_t step_ ABSL_GUARDED_BY(mu_) = 0;     // steps taken

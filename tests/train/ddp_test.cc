@@ -6,8 +6,10 @@
 // overlapping the backward pass; an overflow on one device skips the step on
 // all; a cancelled step leaves nothing waiting; a checkpoint restored into a
 // new trainer continues bitwise as the uninterrupted run.
+#include <future>
 #include <thread>
 
+#include "base/mutex.h"
 #include "gtest/gtest.h"
 #include "server/device/collective_cost.h"
 #include "server/train/graph_editor.h"
@@ -248,6 +250,50 @@ TEST(DdpTest, AnOverflowOnOneDeviceSkipsTheStepOnAll) {
     const Replica rd = (*t)->ReplicaOf(d);
     for (size_t i = 0; i < before.params.size(); ++i) EXPECT_TRUE(BitwiseEqual(before.params[i], rd.params[i]));
   }
+}
+
+// The trainer's lock does not span device work: while a step waits for its
+// devices, its state can be read (a checkpoint, an export); the step commits
+// afterwards.
+TEST(DdpTest, AStepWaitingForItsDevicesDoesNotBlockReadingTheTrainersState) {
+  auto t = Trainer::Create(Mlp(), Config(), Devices(1));
+  ASSERT_TRUE(t.ok());
+  device::Device& d = *Devices(1)[0];
+  // Hold the device with a job that waits for the test's word, so the step queues behind it.
+  Mutex mu;
+  CondVar cv;
+  bool held = false, release = false;
+  d.Submit(
+      [&](device::DeviceSession&) {
+        MutexLock lock(&mu);
+        held = true;
+        cv.SignalAll();
+        while (!release) cv.Wait(&mu);
+      },
+      nullptr, false, [](absl::Status) {});
+  {
+    MutexLock lock(&mu);
+    while (!held) cv.Wait(&mu);
+  }
+  const int64_t before = (*t)->State().step;
+  std::thread stepper([&] { EXPECT_TRUE((*t)->Step(Batch(16, 0), Labels(16, 0), false).ok()); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the step is queued on the held device
+  // Neither waits for the step (when the lock spanned the device run, both did, until it ended).
+  auto read = std::async(std::launch::async, [&] {
+    return std::make_pair((*t)->State().step, (*t)->TrainedModel().initializers_size());
+  });
+  const bool answered = read.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  EXPECT_TRUE(answered) << "reading the state waited for the step's device";
+  {
+    MutexLock lock(&mu);
+    release = true;
+  }
+  cv.SignalAll();
+  stepper.join();
+  const auto [step, initializers] = read.get();
+  EXPECT_EQ(step, before);
+  EXPECT_GT(initializers, 0);
+  EXPECT_EQ((*t)->State().step, before + 1);
 }
 
 TEST(DdpTest, ACancelledStepLeavesNothingWaiting) {
