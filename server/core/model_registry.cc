@@ -21,7 +21,7 @@ absl::Status NoSuchVersion(absl::string_view name, absl::string_view version, co
 // highest loaded.
 absl::StatusOr<ServedModel> FromRepository(const ModelRepository::Model& m, absl::string_view name,
                                            absl::string_view version) {
-  ServedModel model{std::string(name), "", {}, "", nullptr};
+  ServedModel model{std::string(name), "", {}, "", nullptr, m.config};
   for (const auto& v : m.versions) {
     if (!v.version.empty()) model.versions.push_back(v.version);
   }
@@ -60,7 +60,7 @@ absl::StatusOr<ServedModel> ModelRegistry::Find(const std::string& tenant, absl:
 
 absl::StatusOr<ServedModel> ModelRegistry::FindRegistered(const std::string& tenant, absl::string_view name,
                                                           absl::string_view version) const {
-  ServedModel model{std::string(name), kGraphVersion, {kGraphVersion}, kRegisteredGraphPlatform, nullptr};
+  ServedModel model{std::string(name), kGraphVersion, {kGraphVersion}, kRegisteredGraphPlatform, nullptr, nullptr};
   if (auto by_id = graphs_.Get(tenant, model.name); by_id.ok()) {
     model.graph = *std::move(by_id);
   } else {
@@ -91,6 +91,50 @@ absl::StatusOr<ModelMetadata> ModelRegistry::Metadata(const std::string& tenant,
   if (!model.ok()) return model.status();
   return ModelMetadata{model->name, model->versions, model->platform, model->graph->inputs(),
                        model->graph->outputs()};
+}
+
+namespace {
+
+inference::DataType TritonType(v1::DataType t) {
+  switch (t) {
+    case v1::FLOAT16: return inference::TYPE_FP16;
+    case v1::FLOAT32: return inference::TYPE_FP32;
+    case v1::INT32: return inference::TYPE_INT32;
+    case v1::INT8: return inference::TYPE_INT8;
+    case v1::BOOL: return inference::TYPE_BOOL;
+    case v1::INT64: return inference::TYPE_INT64;
+    default: return inference::TYPE_INVALID;  // known once a request binds the dims
+  }
+}
+
+// A model's tensors as config entries: with batching, the first dim is the batch's.
+template <typename Entry>
+void FillTensors(const std::vector<v1::ValueInfo>& values, bool batched,
+                 google::protobuf::RepeatedPtrField<Entry>* out) {
+  for (const v1::ValueInfo& v : values) {
+    Entry* e = out->Add();
+    e->set_name(v.name());
+    e->set_data_type(TritonType(v.dtype()));
+    for (int i = batched ? 1 : 0; i < v.shape_size(); ++i) e->add_dims(v.shape(i));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<inference::ModelConfig> ModelRegistry::Config(const std::string& tenant, absl::string_view name,
+                                                             absl::string_view version) const {
+  auto model = Find(tenant, name, version);
+  if (!model.ok()) return model.status();
+  inference::ModelConfig c;
+  if (model->config != nullptr) c = *model->config;
+  if (c.name().empty()) c.set_name(model->name);
+  if (c.platform().empty() && c.backend().empty()) {
+    c.set_platform(model->platform == "onnx_onnxv1" ? "onnxruntime_onnx" : model->platform);
+  }
+  const bool batched = c.max_batch_size() > 0;
+  if (c.input_size() == 0) FillTensors(model->graph->inputs(), batched, c.mutable_input());
+  if (c.output_size() == 0) FillTensors(model->graph->outputs(), batched, c.mutable_output());
+  return c;
 }
 
 std::vector<IndexEntry> ModelRegistry::Index(const std::string& tenant, bool ready_only) const {

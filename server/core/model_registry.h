@@ -29,6 +29,7 @@ struct ServedModel {
   std::vector<std::string> versions;  // every version under the name
   std::string platform;
   std::shared_ptr<RegisteredGraph> graph;
+  std::shared_ptr<const inference::ModelConfig> config;  // a repository model's config.pbtxt, or null
 };
 
 // Find's answer for a model that does not exist or is not loaded: to the
@@ -75,6 +76,13 @@ class ModelRegistry {
   // version READY or UNAVAILABLE with the reason), then its registered
   // graphs by id (READY).
   std::vector<IndexEntry> Index(const std::string& tenant, bool ready_only) const;
+
+  // The model's configuration as Triton answers it (its model-config
+  // endpoints): the config.pbtxt, with what it leaves out (name, platform,
+  // inputs and outputs) filled in from the model; for a model without one,
+  // all of it from the model.
+  absl::StatusOr<inference::ModelConfig> Config(const std::string& tenant, absl::string_view name,
+                                                absl::string_view version) const;
 
   // Load (re)reads a repository model from disk; a registered graph is loaded
   // already (OK). Unload stops serving a repository model, and releases one

@@ -146,12 +146,31 @@ std::vector<std::string> ModelRepository::NamesOnDisk() const {
   return names;
 }
 
+absl::StatusOr<std::shared_ptr<const inference::ModelConfig>> ModelRepository::ReadConfig(
+    const std::string& name) const {
+  const std::string file = Join(name, kModelConfigFile);
+  switch (files_->Lookup(file)) {
+    case RepositoryFiles::Kind::kMissing: return nullptr;
+    case RepositoryFiles::Kind::kOutside: return absl::PermissionDeniedError(files_->Outside(file));
+    default: break;
+  }
+  auto text = files_->Read(file, kMaxModelConfigBytes);
+  if (!text.ok()) return text.status();
+  auto config = ParseModelConfig(*text, files_->PathOf(file), name);
+  if (!config.ok()) return config.status();
+  return std::make_shared<const inference::ModelConfig>(*std::move(config));
+}
+
 ModelRepository::Model ModelRepository::ReadModel(const std::string& name) const {
-  Model m{name, {}};
+  Model m{name, {}, nullptr};
   if (files_->Lookup(name) == RepositoryFiles::Kind::kOutside) {
     m.versions.push_back(Version{"1", "", nullptr, files_->Outside(name)});
     return m;
   }
+  // A config that does not read or check keeps every version from loading,
+  // each with its reason (a model is never served against a config it ignored).
+  auto config = ReadConfig(name);
+  if (config.ok()) m.config = *config;
   std::vector<std::string> versions;
   for (const std::string& v : files_->List(name)) {
     const RepositoryFiles::Kind kind = files_->Lookup(Join(name, v.c_str()));
@@ -163,9 +182,25 @@ ModelRepository::Model ModelRepository::ReadModel(const std::string& name) const
   std::sort(versions.begin(), versions.end(), [](const std::string& a, const std::string& b) {
     return a.size() != b.size() ? a.size() < b.size() : a < b;
   });
+  if (!config.ok()) {
+    if (versions.empty()) versions.push_back("1");
+    for (const std::string& v : versions) m.versions.push_back(Version{v, "", nullptr, std::string(config.status().message())});
+    return m;
+  }
   if (versions.empty()) {
     m.versions.push_back(LoadVersion("1", name));  // unversioned: the model file in the folder
     return m;
+  }
+  if (m.config != nullptr) {
+    std::vector<std::string> served = VersionsServed(*m.config, versions);
+    if (served.empty()) {
+      m.versions.push_back(Version{"", "", nullptr,
+                                   absl::StrCat(files_->PathOf(Join(name, kModelConfigFile)),
+                                                ": version_policy serves none of the versions on disk (",
+                                                absl::StrJoin(versions, ", "), ")")});
+      return m;
+    }
+    versions = std::move(served);
   }
   for (const std::string& v : versions) {
     const std::string folder = Join(name, v.c_str());
@@ -192,7 +227,7 @@ std::vector<ModelRepository::Model> ModelRepository::List() const {
   for (const auto& [name, m] : models_) out.push_back(m);
   for (const std::string& name : on_disk) {
     if (models_.count(name) == 0) {
-      out.push_back(Model{name, {Version{"", "", nullptr, "not loaded yet (RepositoryModelLoad loads it)"}}});
+      out.push_back(Model{name, {Version{"", "", nullptr, "not loaded yet (RepositoryModelLoad loads it)"}}, nullptr});
     }
   }
   std::sort(out.begin(), out.end(), [](const Model& a, const Model& b) { return a.name < b.name; });

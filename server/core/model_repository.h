@@ -2,6 +2,7 @@
 // every tenant (--model_repository DIR). Layout, as Triton's:
 //   DIR/NAME/VERSION/model.onnx   or   DIR/NAME/VERSION/graph.json
 //   DIR/NAME/model.onnx           or   DIR/NAME/graph.json    (version "1")
+//   DIR/NAME/config.pbtxt         Triton's model configuration, optional (model_config.h)
 // VERSION is a positive integer; graph.json is an npu.v1.Graph in protobuf's
 // JSON mapping. Other files are ignored. Every version of every model is
 // loaded (validated and planned for the server's preset) when the repository
@@ -28,6 +29,7 @@
 #include "server/device/device_preset.h"
 #include "server/graph/plan.h"
 #include "server/core/graph_store.h"
+#include "server/core/model_config.h"
 #include "server/core/model_parse.h"
 #include "server/core/repository_files.h"
 
@@ -43,7 +45,9 @@ class ModelRepository {
   };
   struct Model {
     std::string name;
-    std::vector<Version> versions;  // ascending
+    std::vector<Version> versions;  // ascending; with a config, those its version_policy serves
+    // NAME/config.pbtxt (model_config.h), null without one.
+    std::shared_ptr<const inference::ModelConfig> config;
   };
 
   // Opens `dir` and loads every model in it. Errors only for a folder that
@@ -80,6 +84,8 @@ class ModelRepository {
   // The model folders on disk now (and links to folders, refused when they leave it).
   std::vector<std::string> NamesOnDisk() const;
   Model ReadModel(const std::string& name) const;
+  // NAME/config.pbtxt, checked; null when there is none.
+  absl::StatusOr<std::shared_ptr<const inference::ModelConfig>> ReadConfig(const std::string& name) const;
   Version LoadVersion(const std::string& version, const std::string& folder) const;
   absl::StatusOr<LoadedModel> ReadModelFile(const std::string& file, bool onnx) const;
 

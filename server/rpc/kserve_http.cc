@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include <google/protobuf/util/json_util.h>
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/numbers.h"
@@ -88,7 +89,7 @@ json IndexJson(const inference::RepositoryIndexResponse& index) {
 // What a /v2 path names: the endpoint, and the model and version in it.
 struct KserveHttpServer::Route {
   enum Kind {
-    kNone, kLive, kReady, kServerMetadata, kModelMetadata, kModelReady, kInfer, kIndex, kLoad, kUnload,
+    kNone, kLive, kReady, kServerMetadata, kModelMetadata, kModelReady, kModelConfig, kInfer, kIndex, kLoad, kUnload,
   } kind = kNone;
   std::string model, version;
 };
@@ -126,6 +127,7 @@ Route RouteOf(const HttpRequest& req) {
     }
     if (i == s.size() && get) r.kind = Route::kModelMetadata;
     if (i + 1 == s.size() && s[i] == "ready" && get) r.kind = Route::kModelReady;
+    if (i + 1 == s.size() && s[i] == "config" && get) r.kind = Route::kModelConfig;
     if (i + 1 == s.size() && s[i] == "infer" && post) r.kind = Route::kInfer;
     return r;
   }
@@ -145,6 +147,7 @@ const char* MethodName(Route::Kind kind) {
     case Route::kServerMetadata: return "http.ServerMetadata";
     case Route::kModelMetadata: return "http.ModelMetadata";
     case Route::kModelReady: return "http.ModelReady";
+    case Route::kModelConfig: return "http.ModelConfig";
     case Route::kInfer: return "http.ModelInfer";
     case Route::kIndex: return "http.RepositoryIndex";
     case Route::kLoad: return "http.RepositoryModelLoad";
@@ -266,6 +269,19 @@ absl::Status KserveHttpServer::Serve(const Route& route, const std::string& tena
       auto m = state_.models.Metadata(tenant, route.model, route.version);
       if (!m.ok()) return m.status();
       ReplyJson(res, MetadataJson(KserveModelMetadata(*m)));
+      return absl::OkStatus();
+    }
+    case Route::kModelConfig: {
+      // Triton's extension: the ModelConfig in protobuf's JSON mapping, with
+      // the proto's field names, as Triton answers it.
+      auto config = state_.models.Config(tenant, route.model, route.version);
+      if (!config.ok()) return config.status();
+      google::protobuf::util::JsonPrintOptions options;
+      options.preserve_proto_field_names = true;
+      if (auto s = google::protobuf::util::MessageToJsonString(*config, &res.body, options); !s.ok()) {
+        return absl::InternalError(absl::StrCat("the model's config could not be written as JSON: ", s.message().as_string()));
+      }
+      res.content_type = kJson;
       return absl::OkStatus();
     }
     case Route::kModelReady: {

@@ -2,7 +2,10 @@
 // repository's realpath; a symbolic link that leaves it (a model folder, a
 // version folder, a model file) is refused by name and its target never read,
 // unless links are followed on purpose; a link that stays inside is fine; and
-// no reason quotes a file's bytes.
+// no reason quotes a file's bytes. A model's config.pbtxt (Triton's model
+// configuration) is read against the fields npuserve serves: an unknown or
+// unserved field is refused naming it with its file and line, and so is a
+// value npuserve cannot serve; version_policy picks the versions loaded.
 #include "server/core/model_repository.h"
 
 #include <unistd.h>
@@ -108,6 +111,106 @@ TEST_F(ModelRepositoryBoundaryTest, ReasonsSayWhatIsWrongNotWhatTheFileHolds) {
   const std::string reason = Reason(*repo, "garbled");
   EXPECT_THAT(reason, HasSubstr("garbled/1/graph.json is not an npu.v1.Graph in JSON"));
   EXPECT_THAT(reason, Not(HasSubstr(kSecret)));
+}
+
+// A Triton-style model: max_batch_size, a dynamic batcher, instance groups.
+constexpr char kTritonConfig[] = R"(name: "mlp"
+platform: "onnxruntime_onnx"
+max_batch_size: 16
+input [ { name: "x" data_type: TYPE_FP32 dims: [ 4 ] } ]
+output [ { name: "y" data_type: TYPE_FP32 dims: [ 4 ] reshape { shape: [ 4 ] } } ]
+dynamic_batching {
+  preferred_batch_size: [ 8, 16 ]
+  max_queue_delay_microseconds: 2000
+  preserve_ordering: true
+  priority_levels: 2
+  default_priority_level: 2
+  default_queue_policy { timeout_action: REJECT default_timeout_microseconds: 5000 allow_timeout_override: true max_queue_size: 64 }
+}
+instance_group [ { count: 2 kind: KIND_GPU gpus: [ 0 ] } ]
+version_policy { all { } }
+)";
+
+TEST(ModelConfigTest, TritonsServedFieldsParse) {
+  auto c = ParseModelConfig(kTritonConfig, "repo/mlp/config.pbtxt", "mlp");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->max_batch_size(), 16);
+  ASSERT_EQ(c->input_size(), 1);
+  EXPECT_EQ(c->input(0).data_type(), inference::TYPE_FP32);
+  EXPECT_EQ(c->dynamic_batching().preferred_batch_size_size(), 2);
+  EXPECT_EQ(c->dynamic_batching().max_queue_delay_microseconds(), 2000u);
+  EXPECT_EQ(c->dynamic_batching().default_queue_policy().max_queue_size(), 64u);
+  EXPECT_EQ(c->instance_group(0).count(), 2);
+  EXPECT_TRUE(c->version_policy().has_all());
+}
+
+TEST(ModelConfigTest, UnknownAndUnservedFieldsAreRefusedWithFileAndLine) {
+  // Triton's `optimization` (unserved here) on line 3, a misspelt field on line 2.
+  auto unserved = ParseModelConfig("name: \"m\"\nmax_batch_size: 4\noptimization { }\n", "r/m/config.pbtxt", "m");
+  EXPECT_THAT(std::string(unserved.status().message()), HasSubstr("r/m/config.pbtxt:3:"));
+  EXPECT_THAT(std::string(unserved.status().message()), HasSubstr("optimization"));
+  auto misspelt = ParseModelConfig("name: \"m\"\nmax_batch: 4\n", "r/m/config.pbtxt", "m");
+  EXPECT_THAT(std::string(misspelt.status().message()), HasSubstr("r/m/config.pbtxt:2:"));
+  EXPECT_THAT(std::string(misspelt.status().message()), HasSubstr("max_batch"));
+  auto nested = ParseModelConfig("input [ { name: \"x\" format: FORMAT_NCHW } ]", "f", "m");
+  EXPECT_THAT(std::string(nested.status().message()), HasSubstr("format"));
+}
+
+TEST(ModelConfigTest, ValuesNpuserveCannotServeAreRefusedByName) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"platform: \"tensorrt_plan\"", "platform \"tensorrt_plan\" is not served"},
+      {"backend: \"pytorch\"", "backend \"pytorch\" is not served"},
+      {"name: \"other\"", "is not the model's folder name"},
+      {"max_batch_size: 4 instance_group [ { kind: KIND_CPU } ]", "KIND_CPU"},
+      {"dynamic_batching { }", "dynamic_batching needs max_batch_size > 0"},
+      {"max_batch_size: 4 dynamic_batching { preferred_batch_size: [ 8 ] }", "preferred_batch_size 8"},
+      {"max_batch_size: 4 dynamic_batching { priority_levels: 2 default_priority_level: 3 }",
+       "default_priority_level 3"},
+      {"input [ { name: \"x\" data_type: TYPE_FP32 dims: [ -2 ] } ]", "has dimension -2"},
+      {"input [ { name: \"x\" dims: [ 4 ] } ]", "has no data_type"},
+  };
+  for (const auto& [text, want] : cases) {
+    auto c = ParseModelConfig(text, "r/m/config.pbtxt", "m");
+    EXPECT_FALSE(c.ok()) << text;
+    EXPECT_THAT(std::string(c.status().message()), HasSubstr(want)) << text;
+  }
+  EXPECT_TRUE(ParseModelConfig("max_batch_size: 4 instance_group [ { kind: KIND_NPU count: 1 } ]", "f", "m").ok());
+}
+
+TEST(ModelConfigTest, NestingAndSizeAreBounded) {
+  std::string deep;
+  for (int i = 0; i < 10000; ++i) deep += "version_policy { ";
+  auto c = ParseModelConfig(deep, "f", "m");
+  EXPECT_FALSE(c.ok());
+  EXPECT_LT(c.status().message().size(), 600u);
+  auto big = ParseModelConfig(std::string(kMaxModelConfigBytes + 1, ' '), "f", "m");
+  EXPECT_THAT(std::string(big.status().message()), HasSubstr("at most"));
+}
+
+TEST_F(ModelRepositoryBoundaryTest, AConfigChoosesTheVersionsAndABadOneKeepsTheModelFromLoading) {
+  for (const char* v : {"1", "2", "3"}) Write(repo_ / "versioned" / v / "graph.json", ReluJson());
+  Write(repo_ / "versioned" / "config.pbtxt", "version_policy { latest { num_versions: 2 } }\n");
+  Write(repo_ / "specific" / "1" / "graph.json", ReluJson());
+  Write(repo_ / "specific" / "2" / "graph.json", ReluJson());
+  Write(repo_ / "specific" / "config.pbtxt", "version_policy { specific { versions: [ 1 ] } }\n");
+  Write(repo_ / "bad_config" / "1" / "graph.json", ReluJson());
+  Write(repo_ / "bad_config" / "config.pbtxt", "# a comment\nmax_batch: 1\n");
+  auto repo = Open(false);
+  auto versioned = repo->Get("versioned");
+  ASSERT_TRUE(versioned.ok());
+  ASSERT_EQ(versioned->versions.size(), 2u);
+  EXPECT_EQ(versioned->versions[0].version, "2");
+  EXPECT_EQ(versioned->versions[1].version, "3");
+  ASSERT_NE(versioned->config, nullptr);
+  auto specific = repo->Get("specific");
+  ASSERT_TRUE(specific.ok());
+  ASSERT_EQ(specific->versions.size(), 1u);
+  EXPECT_EQ(specific->versions[0].version, "1");
+  EXPECT_FALSE(Loaded(*repo, "bad_config"));
+  EXPECT_THAT(Reason(*repo, "bad_config"), HasSubstr("bad_config/config.pbtxt:2:"));
+  EXPECT_THAT(Reason(*repo, "bad_config"), HasSubstr("no field named \"max_batch\""));
+  EXPECT_TRUE(Loaded(*repo, "good"));  // no config: as before
+  EXPECT_EQ(repo->Get("good")->config, nullptr);
 }
 
 }  // namespace

@@ -73,7 +73,8 @@ class ModelRepositoryTest(unittest.TestCase):
         cls.dir = tempfile.mkdtemp(prefix="kserve_repo_")
         write(os.path.join(cls.dir, "arith", "1", "graph.json"), elementwise("whatever", "Add"))
         write(os.path.join(cls.dir, "arith", "2", "graph.json"), elementwise("whatever", "Sub"))
-        write(os.path.join(cls.dir, "arith", "config.pbtxt"), "ignored")
+        # Triton's model configuration: every version served (Triton's default is the latest only).
+        write(os.path.join(cls.dir, "arith", "config.pbtxt"), 'name: "arith"\nversion_policy { all { } }\n')
         write(os.path.join(cls.dir, "ordered", "9", "graph.json"), elementwise("nine", "Add"))
         write(os.path.join(cls.dir, "ordered", "10", "graph.json"), elementwise("ten", "Mul"))
         write(os.path.join(cls.dir, "ordered", "010", "graph.json"), "not a version folder: ignored")
@@ -235,6 +236,31 @@ class ModelRepositoryTest(unittest.TestCase):
                    grpc.StatusCode.INVALID_ARGUMENT, "version 2:", "is not an npu.v1.Graph in JSON")
         self.fails("ModelInfer", raw_infer("steady", {"x": x, "y": x}, version="2"), grpc.StatusCode.UNAVAILABLE,
                    'model "steady" version "2" is not loaded', "is not an npu.v1.Graph in JSON")
+
+    def test_the_model_config_endpoint_answers_tritons_model_config_as_json(self):
+        http = Http(self.server.http_port, "tok-a")
+        status, config = http.json("GET", "/v2/models/arith/config")
+        self.assertEqual(status, 200, config)
+        self.assertEqual(config["name"], "arith")
+        self.assertIn("all", config["version_policy"])
+        self.assertEqual([(t["name"], t["data_type"]) for t in config["input"]], [("x", "TYPE_FP32"), ("y", "TYPE_FP32")])
+        # A model without a config.pbtxt: its config from the model, ONNX as Triton names it.
+        status, config = http.json("GET", "/v2/models/affine/config")
+        self.assertEqual((status, config["platform"]), (200, "onnxruntime_onnx"))
+        self.assertEqual(config["input"][0]["dims"], ["2", "3"])  # int64s, as protobuf's JSON mapping writes them
+        self.assertEqual(http.json("GET", "/v2/models/nothing/config")[0], 404)
+
+    def test_a_config_npuserve_cannot_serve_keeps_the_model_from_loading(self):
+        write(os.path.join(self.dir, "tensorrt", "1", "graph.json"), elementwise("t", "Add"))
+        write(os.path.join(self.dir, "tensorrt", "config.pbtxt"),
+              'name: "tensorrt"\nplatform: "tensorrt_plan"\n')
+        write(os.path.join(self.dir, "unserved", "1", "graph.json"), elementwise("u", "Add"))
+        write(os.path.join(self.dir, "unserved", "config.pbtxt"), 'name: "unserved"\noptimization { }\n')
+        for name, fragment in [("tensorrt", 'platform "tensorrt_plan" is not served'),
+                               ("unserved", "unserved/config.pbtxt:2:")]:
+            with self.subTest(name):
+                self.fails("RepositoryModelLoad", kp.RepositoryModelLoadRequest(model_name=name),
+                           grpc.StatusCode.INVALID_ARGUMENT, f'model "{name}" did not load', fragment)
 
     def test_each_kind_of_bad_model_folder_says_what_is_wrong(self):
         cases = {
