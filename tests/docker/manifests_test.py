@@ -2,9 +2,10 @@
 """Checks docker/: compose.yaml and every docker/k8s/*.yaml parse as YAML and
 have the structure deployment relies on (DESIGN.md 7, issue 7).
 
-Usage: manifests_test.py DOCKER_DIR [NPU_BIN]   (exit status 0 = all checks passed)
+Usage: manifests_test.py DOCKER_DIR [NPU_BIN [SERVER_BIN]]   (exit status 0 = all checks passed)
 Needs python3-yaml (Debian). No container engine or cluster is contacted. With
-NPU_BIN, the load jobs' options are checked against `npu load --help`.
+NPU_BIN, the load jobs' options are checked against `npu load --help`; with
+SERVER_BIN, the KServe runtime's flags against `npu-server --help`.
 """
 import os
 import re
@@ -16,6 +17,7 @@ import yaml
 
 DOCKER_DIR = None
 NPU_BIN = None
+SERVER_BIN = None
 GRPC_PORT = 50051
 
 
@@ -24,9 +26,9 @@ def load_all(path):
         return [doc for doc in yaml.safe_load_all(f) if doc is not None]
 
 
-def k8s_objects():
-    """(file name, object) for every object in every docker/k8s/*.yaml|yml."""
-    k8s_dir = os.path.join(DOCKER_DIR, "k8s")
+def k8s_objects(sub=""):
+    """(file name, object) for every object in every docker/k8s[/SUB]/*.yaml|yml."""
+    k8s_dir = os.path.join(DOCKER_DIR, "k8s", sub)
     out = []
     for name in sorted(os.listdir(k8s_dir)):
         if name.endswith((".yaml", ".yml")):
@@ -38,8 +40,22 @@ def k8s_objects():
 def only(objects, kind):
     found = [obj for _, obj in objects if obj.get("kind") == kind]
     if len(found) != 1:
-        raise AssertionError(f"expected exactly one {kind} in docker/k8s, found {len(found)}")
+        raise AssertionError(f"expected exactly one {kind}, found {len(found)}")
     return found[0]
+
+
+def flag_values(args):
+    """{--flag: value} of a container's `--flag=value` arguments."""
+    out = {}
+    for a in args:
+        m = re.fullmatch(r"(--[\w-]+)=(.*)", str(a))
+        if m:
+            out[m.group(1)] = m.group(2)
+    return out
+
+
+def port_of(listen):
+    return int(listen.rsplit(":", 1)[1])
 
 
 def as_list(command):
@@ -133,6 +149,71 @@ class K8sManifests(unittest.TestCase):
         ns = svc["metadata"].get("namespace", "default")
         self.assertEqual(target, f"dns:///{svc['metadata']['name']}.{ns}.svc.cluster.local:{GRPC_PORT}")
         self.assertIn(job["spec"]["template"]["spec"]["restartPolicy"], ("Never", "OnFailure"))
+
+
+class KServeManifests(unittest.TestCase):
+    """docker/k8s/kserve: npuserve as a KServe ServingRuntime and an
+    InferenceService over a model repository on a volume (issue 26)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.objects = k8s_objects("kserve")
+        cls.runtime = only(cls.objects, "ServingRuntime")
+        cls.isvc = only(cls.objects, "InferenceService")
+        cls.container = cls.runtime["spec"]["containers"][0]
+        cls.flags = flag_values(cls.container.get("args", []))
+
+    def test_kustomization_lists_every_file(self):
+        k = only(self.objects, "Kustomization")
+        folder = os.path.join(DOCKER_DIR, "k8s", "kserve")
+        files = {n for n in os.listdir(folder) if n.endswith((".yaml", ".yml")) and n != "kustomization.yaml"}
+        self.assertEqual(set(k["resources"]), files)
+        for _, obj in self.objects:
+            if obj["kind"] != "Kustomization":
+                self.assertEqual(obj["metadata"].get("namespace"), "npu", obj["kind"])
+
+    def test_runtime_serves_the_mounted_repository_on_kserves_ports(self):
+        self.assertEqual(self.runtime["apiVersion"], "serving.kserve.io/v1alpha1")
+        self.assertEqual(self.container["name"], "kserve-container")  # the name KServe looks for
+        self.assertEqual(self.flags.get("--model_repository"), "/mnt/models")  # where KServe mounts storageUri
+        http = port_of(self.flags["--http_listen"])
+        self.assertEqual([p["containerPort"] for p in self.container["ports"]], [http])
+        for probe in ("readinessProbe", "livenessProbe"):
+            get = self.container[probe]["httpGet"]
+            self.assertEqual(get["port"], http, probe)
+            self.assertIn(get["path"], ("/v2/health/ready", "/v2/health/live"), probe)
+        self.assertIn("v2", self.runtime["spec"]["protocolVersions"])
+        self.assertIn("grpc-v2", self.runtime["spec"]["protocolVersions"])
+        annotations = self.runtime["metadata"]["annotations"]
+        self.assertEqual(int(annotations["prometheus.kserve.io/port"]), port_of(self.flags["--metrics_listen"]))
+        self.assertEqual(annotations["prometheus.kserve.io/path"], "/metrics")
+
+    def test_runtime_threads_follow_the_cpu_limit(self):
+        self.assertEqual(self.flags.get("--threads"), "$(NPU_THREADS)")
+        env = {e["name"]: e for e in self.container["env"]}
+        field = env["NPU_THREADS"]["valueFrom"]["resourceFieldRef"]
+        self.assertEqual((field["resource"], field["containerName"]), ("limits.cpu", self.container["name"]))
+        self.assertEqual(self.container["resources"]["requests"], self.container["resources"]["limits"])
+
+    def test_inference_service_uses_the_runtime_and_the_volume(self):
+        predictor = self.isvc["spec"]["predictor"]
+        model = predictor["model"]
+        self.assertEqual(model["runtime"], self.runtime["metadata"]["name"])
+        formats = [f["name"] for f in self.runtime["spec"]["supportedModelFormats"]]
+        self.assertIn(model["modelFormat"]["name"], formats)
+        pvc = only(self.objects, "PersistentVolumeClaim")
+        self.assertEqual(model["storageUri"].rstrip("/"), f"pvc://{pvc['metadata']['name']}")
+        self.assertIn(predictor["scaleMetric"], ("concurrency", "rps", "cpu", "memory"))
+        self.assertLessEqual(predictor["minReplicas"], predictor["maxReplicas"])
+
+    def test_runtime_flags_exist(self):
+        if not SERVER_BIN:
+            self.skipTest("no npu-server binary given")
+        help_text = subprocess.run([SERVER_BIN, "--help"], capture_output=True, text=True).stdout
+        help_text += subprocess.run([SERVER_BIN, "--help"], capture_output=True, text=True).stderr
+        self.assertEqual(as_list(self.container["command"]), ["npu-server"])
+        for flag in self.flags:
+            self.assertTrue(re.search(rf"(^|\s){re.escape(flag)}\b", help_text), f"npu-server has no {flag}")
 
 
 class Compose(unittest.TestCase):
@@ -283,8 +364,9 @@ class RegistryHosts(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) not in (2, 3):
-        sys.exit("usage: manifests_test.py DOCKER_DIR [NPU_BIN]")
+    if len(sys.argv) not in (2, 3, 4):
+        sys.exit("usage: manifests_test.py DOCKER_DIR [NPU_BIN [SERVER_BIN]]")
+    SERVER_BIN = sys.argv.pop(3) if len(sys.argv) == 4 else None
     NPU_BIN = sys.argv.pop(2) if len(sys.argv) == 3 else None
     DOCKER_DIR = sys.argv.pop(1)
     unittest.main(verbosity=2)
