@@ -10,6 +10,7 @@ build_pkgs=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
   libabsl-dev libcli11-dev libcpp-httplib-dev nlohmann-json3-dev libonnx-dev libssl-dev zlib1g-dev
   python3-grpcio python3-protobuf python3-numpy python3-matplotlib
+  python3-venv python3-pip python3-setuptools python3-wheel
 )
 test_pkgs=(
   libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev libdnnl-dev ocl-icd-opencl-dev
