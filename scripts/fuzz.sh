@@ -12,6 +12,8 @@
 #                 whatever the split into reads; limits; statuses)
 #   TARGET kserve_json: fuzz/kserve_json_fuzzer.cc, KServe REST inference
 #                 bodies, raw and generated (nesting, shapes, data, binary)
+#   TARGET model_config: fuzz/model_config_fuzzer.cc, a model's config.pbtxt,
+#                 raw and generated (fields, nesting, values, size)
 #   TARGET onnx:  fuzz/onnx_fuzzer.cc, mutated real models (ONNX's conformance
 #                 models as seeds, mutated as models) through import, passes,
 #                 planning and small runs
@@ -28,8 +30,8 @@ target=${3:-graph}
 src=$(cd "$(dirname "$0")/.." && pwd)
 jobs=${JOBS:-2}
 case "$target" in
-  graph|plan|http|kserve_json|onnx|training) ;;
-  *) echo "fuzz.sh: unknown target $target (graph, plan, http, kserve_json, onnx, training)" >&2; exit 2 ;;
+  graph|plan|http|kserve_json|model_config|onnx|training) ;;
+  *) echo "fuzz.sh: unknown target $target (graph, plan, http, kserve_json, model_config, onnx, training)" >&2; exit 2 ;;
 esac
 
 cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -18,6 +18,7 @@
 #include "fuzz/choice_source.h"
 #include "fuzz/http_case.h"
 #include "fuzz/kserve_json_case.h"
+#include "fuzz/model_config_case.h"
 #include "fuzz/onnx_case.h"
 #include "fuzz/training_case.h"
 
@@ -59,6 +60,15 @@ TEST(SurfacesFuzzTest, KserveBodiesGetClearAnswers) {
     ASSERT_EQ(CheckKserveBody(b), "") << "seed " << seed << ":\n" << b.body.substr(0, 2000);
   }
   for (const std::string& body : Regressions("kserve_json")) EXPECT_EQ(CheckKserveBody({body, std::nullopt}), "");
+}
+
+TEST(SurfacesFuzzTest, ModelConfigsGetClearAnswers) {
+  for (uint64_t seed = 0, n = Scaled(3000); seed < n; ++seed) {
+    SeededSource src(seed);
+    const std::string text = GenerateModelConfigText(src);
+    ASSERT_EQ(CheckModelConfigText(text), "") << "seed " << seed << ":\n" << text.substr(0, 2000);
+  }
+  for (const std::string& text : Regressions("model_config")) EXPECT_EQ(CheckModelConfigText(text), "");
 }
 
 TEST(SurfacesFuzzTest, MutatedRealOnnxModelsGetClearAnswers) {
