@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """The installable package: scripts/install-python.sh builds the npuserve
 wheel into a fresh virtual environment (offline, on Debian's grpcio, protobuf
-and numpy), and that environment's python, run outside the repository with no
-PYTHONPATH, imports the installed package (not build/python's) and runs a
-graph on a real npu-server.
+and numpy), with npuserve-shims (--shims), and that environment's python, run outside the
+repository with no PYTHONPATH, imports the installed packages (not
+build/python's), runs a graph on a real npu-server and sees its devices
+through torch.npu.
 
 Usage: wheel_test.py --server NPU_SERVER --source REPO --work DIR
 """
@@ -32,6 +33,8 @@ graph = {"name": "add", "inputs": [{"name": "a", "dtype": "FLOAT32", "shape": [2
          "nodes": [{"name": "add", "opType": "Add", "inputs": ["a", "b"], "outputs": ["c"]}]}
 result = npu.run(graph, {"a": np.array([1.5, 2], np.float32), "b": np.array([0.25, -4], np.float32)})
 print(json.dumps({"c": result["c"].tolist()}))
+import torch, torch_npu
+print(json.dumps({"torch_npu": torch_npu.__file__, "devices": torch.npu.device_count()}))
 '''
 
 
@@ -41,12 +44,13 @@ class Wheel(unittest.TestCase):
         cls.venv = os.path.join(ARGS.work, "wheel-venv")
         shutil.rmtree(cls.venv, ignore_errors=True)
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-        cls.install = subprocess.run([os.path.join(ARGS.source, "scripts", "install-python.sh"), cls.venv],
+        cls.install = subprocess.run([os.path.join(ARGS.source, "scripts", "install-python.sh"), "--shims", cls.venv],
                                      capture_output=True, text=True, env=env, timeout=240)
 
     def test_installs_offline(self):
         self.assertEqual(self.install.returncode, 0, self.install.stdout + self.install.stderr)
         self.assertRegex(self.install.stdout, r"npuserve \d+\.\d+\.\d+ installed in ")
+        self.assertIn("(npuserve-shims) installed", self.install.stdout)
 
     def test_the_installed_package_runs_a_graph(self):
         self.assertEqual(self.install.returncode, 0, self.install.stderr)
@@ -56,6 +60,7 @@ class Wheel(unittest.TestCase):
             m = re.search(r"listening on (127\.0\.0\.1:\d+)", server.stdout.readline())
             self.assertIsNotNone(m, "npu-server did not start")
             env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "NPUSERVE_STUBS")}
+            env["NPUSERVE_TARGET"] = m.group(1)
             with tempfile.TemporaryDirectory() as cwd:  # nothing of the repository on sys.path
                 out = subprocess.run([os.path.join(self.venv, "bin", "python"), "-c", CLIENT, m.group(1)],
                                      capture_output=True, text=True, env=env, cwd=cwd, timeout=60)
@@ -68,6 +73,8 @@ class Wheel(unittest.TestCase):
                 version = re.search(r"project\(npuserve VERSION ([0-9.]+)", f.read()).group(1)
             self.assertEqual(lines[0]["version"], version)
             self.assertEqual(lines[1]["c"], [1.75, -2.0])
+            self.assertTrue(lines[2]["torch_npu"].startswith(self.venv), lines[2])  # npuserve-shims, installed
+            self.assertEqual(lines[2]["devices"], 1)
         finally:
             server.send_signal(signal.SIGTERM)
             server.communicate(timeout=30)
