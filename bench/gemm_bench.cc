@@ -164,7 +164,7 @@ Contender Npu(const Shape& s, const Inputs& in, bool packed_weights) {
   std::shared_ptr<const kernels::PackedCubeB> packed;
   if (packed_weights) {
     packed = std::make_shared<const kernels::PackedCubeB>(kernels::PackedCubeB::Pack(
-        {in.b16.data(), kernels::ElemType::kFloat16, s.n, false}, s.k, s.n, 1, 0));
+        {in.b16.data(), kernels::ElemType::kFloat16, s.n, false}, s.k, s.n, 1, 0, /*saturate=*/false));
   }
   kernels::GemmProblem p;
   p.m = s.m;

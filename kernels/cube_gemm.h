@@ -91,7 +91,7 @@ struct GemmProblem {
   int64_t m = 0, n = 0, k = 0;
   // A is m x k (k x m when trans_a), row-major with leading dimension lda.
   const void* a = nullptr;
-  ElemType a_type = ElemType::kFloat16;  // fp32 is rounded to fp16 while packing, as an NPU does
+  ElemType a_type = ElemType::kFloat16;  // fp32 is rounded to fp16 while packing, as an NPU does (saturate_fp16)
   int64_t lda = 0;
   bool trans_a = false;
   int64_t a_batch_stride = 0;  // elements; 0 broadcasts one A over the batch
@@ -119,7 +119,11 @@ struct GemmProblem {
   int64_t c_image_rows = 0;  // kChannelMajor: rows (pixels) per image, > 0
   int64_t c_image_stride = 0;  // kChannelMajor: elements between images
   int64_t c_batch_stride = 0;
-  bool saturate_fp16 = false;  // fp16 output: saturate overflow to +-65504 (Ascend 910)
+  // The float mode of every fp16 conversion of the call: the operands' rounding
+  // (MTE1, cube_operand_rounding.h) and FixPipe's fp16 output. true: saturation
+  // (Ascend 910: +-65504, NaN 0); false: inf_nan (IEEE). A pre-packed B must
+  // have been packed in the same mode.
+  bool saturate_fp16 = false;
   // Optional: read before each tile; once true the remaining tiles are skipped
   // (C is left incomplete), so a run whose caller gave up frees the cores quickly.
   const std::atomic<bool>* cancel = nullptr;
@@ -132,8 +136,9 @@ class CubeASource {
  public:
   virtual ~CubeASource() = default;
   // As PackCubeA (cube_pack.h): rows [m0, m0 + mt) of op(A) of `batch`, all k
-  // columns, as fp32 values of fp16 roundings, in slivers of CubeSliverRows rows.
-  virtual void Pack(int64_t batch, int64_t m0, int64_t mt, int64_t k, int mr, float* out) const = 0;
+  // columns, as fp32 values of fp16 roundings in the float mode (`saturate`:
+  // cube_operand_rounding.h), in slivers of CubeSliverRows rows.
+  virtual void Pack(int64_t batch, int64_t m0, int64_t mt, int64_t k, int mr, bool saturate, float* out) const = 0;
 };
 
 // Which host SIMD code runs the Cube's micro-kernel (SimdPath, cpu_features.h).

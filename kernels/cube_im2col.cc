@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "kernels/cpu_features.h"
+#include "kernels/cube_operand_rounding.h"
 #include "kernels/cube_microkernel.h"
 #include "kernels/cube_pack.h"
 #include "kernels/cube_transposed_im2col.h"
@@ -51,7 +52,7 @@ int Segments(const Im2ColGeometry& g, int64_t first_pixel, int64_t rows, bool fl
 // One tap of one segment, generic: element t of the segment reads input column
 // x0 + t * sw of `row` (null: the row is in the padding).
 template <typename Src>
-void GatherRun(const Src* row, int64_t x0, int64_t sw, int64_t w, int64_t len, float* dst) {
+void GatherRun(const Src* row, int64_t x0, int64_t sw, int64_t w, int64_t len, bool saturate, float* dst) {
   half_bits h[kCubeMaxMr];
   if (row == nullptr) {
     std::fill_n(dst, len, 0.0f);
@@ -68,7 +69,7 @@ void GatherRun(const Src* row, int64_t x0, int64_t sw, int64_t w, int64_t len, f
   if constexpr (sizeof(Src) == 2) {
     HalfToFloatN(h, dst, static_cast<size_t>(len));
   } else {
-    FloatToHalfN(dst, h, static_cast<size_t>(len), /*saturate=*/false);
+    CubeOperandHalves(dst, h, static_cast<size_t>(len), saturate);
     HalfToFloatN(h, dst, static_cast<size_t>(len));
   }
 }
@@ -77,17 +78,18 @@ void GatherRun(const Src* row, int64_t x0, int64_t sw, int64_t w, int64_t len, f
 // (zeros elsewhere), rounded through fp16, stored as whole vectors. A store may
 // run past the segment into rows written later (the sliver is filled in row
 // order per tap, then tap by tap), or into the caller's slack at the end.
-__attribute__((target("avx2,f16c"))) __m256 Load8(const float* row, int64_t x, int64_t lo, int64_t hi) {
+__attribute__((target("avx2,f16c"))) __m256 Load8(const float* row, int64_t x, int64_t lo, int64_t hi,
+                                                   bool saturate) {
   const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i lane = _mm256_add_epi32(iota, _mm256_set1_epi32(static_cast<int>(x)));
   // lo <= lane < hi
   const __m256i ok = _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(lo)), lane),
                                          _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(hi)), lane));
-  const __m256 v = _mm256_maskload_ps(row + x, ok);
-  return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+  return CubeOperand8(_mm256_maskload_ps(row + x, ok), saturate);
 }
 
-__attribute__((target("avx2,f16c"))) __m256 Load8(const half_bits* row, int64_t x, int64_t lo, int64_t hi) {
+__attribute__((target("avx2,f16c"))) __m256 Load8(const half_bits* row, int64_t x, int64_t lo, int64_t hi,
+                                                   bool /*saturate: halves are operands already*/) {
   alignas(16) half_bits tmp[8];
   for (int i = 0; i < 8; ++i) tmp[i] = x + i >= lo && x + i < hi ? row[x + i] : half_bits{0};
   return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(tmp)));
@@ -95,18 +97,18 @@ __attribute__((target("avx2,f16c"))) __m256 Load8(const half_bits* row, int64_t 
 
 template <typename Src>
 __attribute__((target("avx2,f16c"))) void CopyRunAvx2(const Src* row, int64_t x0, int64_t w, int64_t len,
-                                                       float* dst) {
+                                                       bool saturate, float* dst) {
   if (row == nullptr) {
     for (int64_t t = 0; t < len; t += 8) _mm256_storeu_ps(dst + t, _mm256_setzero_ps());
     return;
   }
   // Columns x0 + t, valid where 0 <= x < w; the masked load never touches the others.
-  for (int64_t t = 0; t < len; t += 8) _mm256_storeu_ps(dst + t, Load8(row, x0 + t, 0, w));
+  for (int64_t t = 0; t < len; t += 8) _mm256_storeu_ps(dst + t, Load8(row, x0 + t, 0, w, saturate));
 }
 
 template <typename Src>
 void PackSliver(const Src* planes, const Im2ColGeometry& g, const Segment* segs, int nsegs, int64_t rows,
-                bool flat, bool avx2, float* out) {
+                bool flat, bool avx2, bool saturate, float* out) {
   const int64_t plane = g.h * g.w;
   int64_t kk = 0;
   for (int64_t ci = 0; ci < g.channels; ++ci) {
@@ -119,9 +121,9 @@ void PackSliver(const Src* planes, const Im2ColGeometry& g, const Segment* segs,
           if (flat) {  // the run is a run of the plane itself
             const int64_t p = seg.oy * g.ow + seg.ox;
             if (avx2) {
-              CopyRunAvx2(base, p, plane, seg.len, dst + seg.r0);
+              CopyRunAvx2(base, p, plane, seg.len, saturate, dst + seg.r0);
             } else {
-              GatherRun(base, p, 1, plane, seg.len, dst + seg.r0);
+              GatherRun(base, p, 1, plane, seg.len, saturate, dst + seg.r0);
             }
             continue;
           }
@@ -129,9 +131,9 @@ void PackSliver(const Src* planes, const Im2ColGeometry& g, const Segment* segs,
           const Src* row = iy >= 0 && iy < g.h ? base + iy * g.w : nullptr;
           const int64_t x0 = seg.ox * g.sw - g.pl + kx * g.dw;
           if (avx2 && g.sw == 1) {
-            CopyRunAvx2(row, x0, g.w, seg.len, dst + seg.r0);
+            CopyRunAvx2(row, x0, g.w, seg.len, saturate, dst + seg.r0);
           } else {
-            GatherRun(row, x0, g.sw, g.w, seg.len, dst + seg.r0);
+            GatherRun(row, x0, g.sw, g.w, seg.len, saturate, dst + seg.r0);
           }
         }
       }
@@ -144,11 +146,8 @@ void PackSliver(const Src* planes, const Im2ColGeometry& g, const Segment* segs,
 // stores of exactly the segment's rows. The taps walk the channels innermost,
 // so a tap's column mask is made once for all of them. Strides 1 and 2 load
 // whole vectors (stride 2: two, then the even lanes); larger ones gather.
-// Each value is rounded through fp16 with the same instruction pair as the
-// AVX2 path, so every path packs the same bits.
-__attribute__((target("avx512f"))) __m512 RoundThroughHalf(__m512 v) {
-  return _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-}
+// Each value is rounded by the one operand rounding (cube_operand_rounding.h),
+// so every path packs the same bits.
 
 // Lanes whose column x0 + lane * step lies in [0, w).
 __attribute__((target("avx512f"))) __mmask16 ValidColumns(int64_t x0, int64_t step, int64_t w) {
@@ -161,7 +160,7 @@ __attribute__((target("avx512f"))) __mmask16 ValidColumns(int64_t x0, int64_t st
 
 __attribute__((target("avx512f"))) void PackSliverAvx512(const float* planes, const Im2ColGeometry& g,
                                                           const Segment* segs, int nsegs, int64_t rows, bool flat,
-                                                          float* out) {
+                                                          bool saturate, float* out) {
   const int64_t plane = g.h * g.w, taps = g.kh * g.kw, dst_step = taps * rows;
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const __m512i stride_index = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
@@ -175,7 +174,7 @@ __attribute__((target("avx512f"))) void PackSliverAvx512(const float* planes, co
       const float* src = image + seg.oy * g.ow + seg.ox;
       for (int64_t ci = 0; ci < g.channels; ++ci, src += plane) {
         _mm512_mask_storeu_ps(seg_out + ci * rows, rows_mask,
-                              RoundThroughHalf(_mm512_maskz_loadu_ps(rows_mask, src)));
+                              CubeOperand16(_mm512_maskz_loadu_ps(rows_mask, src), saturate));
       }
       continue;
     }
@@ -192,7 +191,7 @@ __attribute__((target("avx512f"))) void PackSliverAvx512(const float* planes, co
         if (g.sw == 1) {
           const __mmask16 valid = ValidColumns(x0, 1, g.w) & rows_mask;
           for (int64_t ci = 0; ci < g.channels; ++ci, src += plane, dst += dst_step) {
-            _mm512_mask_storeu_ps(dst, rows_mask, RoundThroughHalf(_mm512_maskz_loadu_ps(valid, src)));
+            _mm512_mask_storeu_ps(dst, rows_mask, CubeOperand16(_mm512_maskz_loadu_ps(valid, src), saturate));
           }
         } else if (g.sw == 2) {
           // Columns x0 .. x0 + 31 in two vectors; lane t of the result is column x0 + 2t.
@@ -200,13 +199,13 @@ __attribute__((target("avx512f"))) void PackSliverAvx512(const float* planes, co
           for (int64_t ci = 0; ci < g.channels; ++ci, src += plane, dst += dst_step) {
             const __m512 v = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(lo, src), even,
                                                     _mm512_maskz_loadu_ps(hi, src + 16));
-            _mm512_mask_storeu_ps(dst, rows_mask, RoundThroughHalf(v));
+            _mm512_mask_storeu_ps(dst, rows_mask, CubeOperand16(v, saturate));
           }
         } else {
           const __mmask16 valid = ValidColumns(x0, g.sw, g.w) & rows_mask;
           for (int64_t ci = 0; ci < g.channels; ++ci, src += plane, dst += dst_step) {
             const __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), valid, stride_index, src, 4);
-            _mm512_mask_storeu_ps(dst, rows_mask, RoundThroughHalf(v));
+            _mm512_mask_storeu_ps(dst, rows_mask, CubeOperand16(v, saturate));
           }
         }
       }
@@ -223,11 +222,12 @@ bool FitsAvx512Lanes(const Im2ColGeometry& g) {
 
 }  // namespace
 
-void Im2ColA::Pack(int64_t group, int64_t m0, int64_t mt, int64_t k, int mr, float* out) const {
-  if (g_.transposed) return PackTransposedIm2Col(input_, type_, g_, group, m0, mt, k, mr, out);
-  const CpuFeatures& cpu = HostCpuFeatures();
-  const bool avx2 = cpu.avx2 && cpu.f16c;
-  const bool avx512 = cpu.avx512f && type_ == ElemType::kFloat32 && FitsAvx512Lanes(g_);
+void Im2ColA::Pack(int64_t group, int64_t m0, int64_t mt, int64_t k, int mr, bool saturate, float* out) const {
+  if (g_.transposed) return PackTransposedIm2Col(input_, type_, g_, group, m0, mt, k, mr, saturate, out);
+  // The packer follows the Cube's SIMD path (ForceCubeSimdPath), so each one can be tested on one machine.
+  const SimdPath path = ActiveCubeSimdPath();
+  const bool avx2 = path != SimdPath::kPortable;
+  const bool avx512 = path == SimdPath::kAvx512 && type_ == ElemType::kFloat32 && FitsAvx512Lanes(g_);
   const bool flat = IsFlat(g_);
   Segment segs[kCubeMaxMr];
   for (int64_t s0 = 0, rows = 0; s0 < mt; s0 += rows) {
@@ -235,13 +235,13 @@ void Im2ColA::Pack(int64_t group, int64_t m0, int64_t mt, int64_t k, int mr, flo
     const int nsegs = Segments(g_, m0 + s0, rows, flat, segs);
     if (type_ == ElemType::kFloat16) {
       const half_bits* planes = static_cast<const half_bits*>(input_) + group * g_.group_stride;
-      PackSliver(planes, g_, segs, nsegs, rows, flat, avx2, out + s0 * k);
+      PackSliver(planes, g_, segs, nsegs, rows, flat, avx2, saturate, out + s0 * k);
     } else {
       const float* planes = static_cast<const float*>(input_) + group * g_.group_stride;
       if (avx512) {
-        PackSliverAvx512(planes, g_, segs, nsegs, rows, flat, out + s0 * k);
+        PackSliverAvx512(planes, g_, segs, nsegs, rows, flat, saturate, out + s0 * k);
       } else {
-        PackSliver(planes, g_, segs, nsegs, rows, flat, avx2, out + s0 * k);
+        PackSliver(planes, g_, segs, nsegs, rows, flat, avx2, saturate, out + s0 * k);
       }
     }
   }

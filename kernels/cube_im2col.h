@@ -2,7 +2,7 @@
 // of op(A) are the output pixels of a 2-D convolution (image by image, then oy,
 // ox), its columns the taps (channel, ky, kx) of one group's input, and element
 // (pixel, tap) the input value under that tap, 0 in the padding, rounded to
-// fp16 as the Cube's operands are. The column matrix is never stored: each
+// fp16 as the Cube's operands are (cube_operand_rounding.h). The column matrix is never stored: each
 // tile's slivers are laid out straight from the NCHW input.
 #pragma once
 
@@ -34,7 +34,7 @@ struct Im2ColGeometry {
 class Im2ColA final : public CubeASource {
  public:
   Im2ColA(const void* input, ElemType type, const Im2ColGeometry& g) : input_(input), type_(type), g_(g) {}
-  void Pack(int64_t group, int64_t m0, int64_t mt, int64_t k, int mr, float* out) const override;
+  void Pack(int64_t group, int64_t m0, int64_t mt, int64_t k, int mr, bool saturate, float* out) const override;
 
  private:
   const void* input_;

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "kernels/cpu_features.h"
+#include "kernels/cube_operand_rounding.h"
 
 namespace npu::kernels {
 namespace {
@@ -13,22 +14,22 @@ namespace {
 // Contiguous runs are converted in chunks that stay in L1.
 constexpr int64_t kChunk = 256;
 
-// n contiguous source elements -> fp16 bits (fp32 rounded to nearest even).
-void RunToHalves(const void* base, ElemType type, int64_t idx, int64_t n, half_bits* out) {
+// n contiguous source elements -> fp16 bits (fp32 rounded in the float mode).
+void RunToHalves(const void* base, ElemType type, int64_t idx, int64_t n, bool saturate, half_bits* out) {
   if (type == ElemType::kFloat16) {
     std::memcpy(out, static_cast<const half_bits*>(base) + idx, n * sizeof(half_bits));
   } else {
-    FloatToHalfN(static_cast<const float*>(base) + idx, out, n, /*saturate=*/false);
+    CubeOperandHalves(static_cast<const float*>(base) + idx, out, n, saturate);
   }
 }
 
 // n contiguous source elements -> fp32 values of their fp16 rounding.
-void RunToFloats(const void* base, ElemType type, int64_t idx, int64_t n, float* out) {
+void RunToFloats(const void* base, ElemType type, int64_t idx, int64_t n, bool saturate, float* out) {
   if (type == ElemType::kFloat16) {
     HalfToFloatN(static_cast<const half_bits*>(base) + idx, out, n);
   } else {
     half_bits tmp[kChunk];
-    FloatToHalfN(static_cast<const float*>(base) + idx, tmp, n, /*saturate=*/false);
+    CubeOperandHalves(static_cast<const float*>(base) + idx, tmp, n, saturate);
     HalfToFloatN(tmp, out, n);
   }
 }
@@ -39,11 +40,11 @@ void RunToFloats(const void* base, ElemType type, int64_t idx, int64_t n, float*
 // vectors. A store spills past its k (by 8 - rows % 8 floats) into the next k,
 // which the next store overwrites; the caller leaves 16 floats of slack at the end.
 template <typename Src>
-__attribute__((target("avx2,f16c"))) __m256 Load8Widened(const Src* p) {
+__attribute__((target("avx2,f16c"))) __m256 Load8Widened(const Src* p, bool saturate) {
   if constexpr (sizeof(Src) == 2) {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   } else {
-    return _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_loadu_ps(p), _MM_FROUND_TO_NEAREST_INT));
+    return CubeOperand8(_mm256_loadu_ps(p), saturate);
   }
 }
 
@@ -68,7 +69,7 @@ __attribute__((target("avx2,f16c"), always_inline)) inline void Transpose8x8(__m
 
 template <typename Src>
 __attribute__((target("avx2,f16c"))) void PackSliverF16c(const Src* src, int64_t ld, int64_t rows, int64_t k,
-                                                          float* out) {
+                                                          bool saturate, float* out) {
   const int64_t groups = (rows + 7) / 8;
   int64_t kk = 0;
   for (; kk + 8 <= k; kk += 8) {
@@ -76,7 +77,7 @@ __attribute__((target("avx2,f16c"))) void PackSliverF16c(const Src* src, int64_t
     for (int64_t g = 0; g < groups; ++g) {
       for (int64_t r = 0; r < 8; ++r) {
         const int64_t row = g * 8 + r;
-        v[g][r] = row < rows ? Load8Widened(src + row * ld + kk) : _mm256_setzero_ps();
+        v[g][r] = row < rows ? Load8Widened(src + row * ld + kk, saturate) : _mm256_setzero_ps();
       }
       Transpose8x8(v[g]);
     }
@@ -90,7 +91,7 @@ __attribute__((target("avx2,f16c"))) void PackSliverF16c(const Src* src, int64_t
       if constexpr (sizeof(Src) == 2) {
         out[kk * rows + r] = HalfToFloat(x);
       } else {
-        out[kk * rows + r] = HalfToFloat(FloatToHalf(x));
+        out[kk * rows + r] = CubeOperand(x, saturate);
       }
     }
   }
@@ -148,16 +149,17 @@ int64_t CubeSliverRows(int64_t mt, int mr, int64_t s0) {
   return s0 == split ? (mr + rem + 1) / 2 : (mr + rem) / 2;
 }
 
-void PackCubeA(const OperandView& a, int64_t m0, int64_t mt, int64_t k, int mr, float* out) {
+void PackCubeA(const OperandView& a, int64_t m0, int64_t mt, int64_t k, int mr, bool saturate, float* out) {
   float tmp[kChunk];
-  const CpuFeatures& cpu = HostCpuFeatures();
-  if (!a.trans && mr <= 16 && cpu.avx2 && cpu.f16c) {
+  if (!a.trans && mr <= 16 && ActiveCubeSimdPath() != SimdPath::kPortable) {
     for (int64_t s0 = 0, rows = 0; s0 < mt; s0 += rows) {
       rows = CubeSliverRows(mt, mr, s0);
       if (a.type == ElemType::kFloat16) {
-        PackSliverF16c(static_cast<const half_bits*>(a.base) + (m0 + s0) * a.ld, a.ld, rows, k, out + s0 * k);
+        PackSliverF16c(static_cast<const half_bits*>(a.base) + (m0 + s0) * a.ld, a.ld, rows, k, saturate,
+                       out + s0 * k);
       } else {
-        PackSliverF16c(static_cast<const float*>(a.base) + (m0 + s0) * a.ld, a.ld, rows, k, out + s0 * k);
+        PackSliverF16c(static_cast<const float*>(a.base) + (m0 + s0) * a.ld, a.ld, rows, k, saturate,
+                       out + s0 * k);
       }
     }
     return;
@@ -171,7 +173,7 @@ void PackCubeA(const OperandView& a, int64_t m0, int64_t mt, int64_t k, int mr, 
         const int64_t row_idx = (m0 + s0 + r) * a.ld;
         for (int64_t k0 = 0; k0 < k; k0 += kChunk) {
           const int64_t n = std::min(kChunk, k - k0);
-          RunToFloats(a.base, a.type, row_idx + k0, n, tmp);
+          RunToFloats(a.base, a.type, row_idx + k0, n, saturate, tmp);
           float* d = sliver + k0 * rows + r;
           for (int64_t i = 0; i < n; ++i) d[i * rows] = tmp[i];
         }
@@ -184,7 +186,7 @@ void PackCubeA(const OperandView& a, int64_t m0, int64_t mt, int64_t k, int mr, 
   for (int64_t g0 = 0, g1 = 0; g0 < mt; g0 = g1) {
     for (g1 = g0; g1 < mt && g1 - g0 + CubeSliverRows(mt, mr, g1) <= kChunk;) g1 += CubeSliverRows(mt, mr, g1);
     for (int64_t kk = 0; kk < k; ++kk) {
-      RunToFloats(a.base, a.type, kk * a.ld + m0 + g0, g1 - g0, tmp);
+      RunToFloats(a.base, a.type, kk * a.ld + m0 + g0, g1 - g0, saturate, tmp);
       for (int64_t s0 = g0, rows = 0; s0 < g1; s0 += rows) {
         rows = CubeSliverRows(mt, mr, s0);
         std::memcpy(out + s0 * k + kk * rows, tmp + (s0 - g0), rows * sizeof(float));
@@ -194,7 +196,7 @@ void PackCubeA(const OperandView& a, int64_t m0, int64_t mt, int64_t k, int mr, 
 }
 
 void PackCubeB(const OperandView& b, int64_t n0, int64_t nt, int64_t k0, int64_t kc, int64_t panel_stride,
-               half_bits* out) {
+               bool saturate, half_bits* out) {
   const int64_t panels = (nt + 15) / 16;
   const int64_t full = nt / 16;
   if (full < panels) std::memset(out + full * panel_stride, 0, kc * 16 * sizeof(half_bits));
@@ -229,7 +231,7 @@ void PackCubeB(const OperandView& b, int64_t n0, int64_t nt, int64_t k0, int64_t
     for (int64_t kk = 0; kk < kc; ++kk) {
       for (int64_t j0 = 0; j0 < nt; j0 += kChunk) {
         const int64_t n = std::min(kChunk, nt - j0);
-        RunToHalves(b.base, b.type, (k0 + kk) * b.ld + n0 + j0, n, tmp);
+        RunToHalves(b.base, b.type, (k0 + kk) * b.ld + n0 + j0, n, saturate, tmp);
         for (int64_t j = 0; j < n; j += 16) {
           const int64_t col = j0 + j;
           std::memcpy(out + col / 16 * panel_stride + kk * 16, tmp + j,
@@ -245,7 +247,7 @@ void PackCubeB(const OperandView& b, int64_t n0, int64_t nt, int64_t k0, int64_t
     const int64_t col_idx = (n0 + j) * b.ld + k0;
     for (int64_t i0 = 0; i0 < kc; i0 += kChunk) {
       const int64_t n = std::min(kChunk, kc - i0);
-      RunToHalves(b.base, b.type, col_idx + i0, n, tmp);
+      RunToHalves(b.base, b.type, col_idx + i0, n, saturate, tmp);
       for (int64_t i = 0; i < n; ++i) panel[(i0 + i) * 16] = tmp[i];
     }
   }

@@ -1,5 +1,6 @@
 // MTE1: lays a tile's operands out the way the Cube reads them, rounding fp32
-// inputs to fp16 on the way (as an NPU does).
+// inputs to fp16 on the way (as an NPU does), in the run's float mode
+// (`saturate`: cube_operand_rounding.h).
 //
 // B goes into 16-column fractal panels of fp16: panel p holds columns
 // [16p, 16p + 16) of the tile for a range of k, k-major (16 halves per k), i.e. a column
@@ -36,11 +37,11 @@ int64_t CubeSliverRows(int64_t mt, int mr, int64_t s0);
 // Rows [m0, m0 + mt) of op(A), all k columns, into slivers (CubeSliverRows):
 // the sliver starting at row s0 starts at out + s0 * k. out holds mt * k + kCubePackASlack floats
 // (the SIMD packer writes whole vectors past the end).
-void PackCubeA(const OperandView& a, int64_t m0, int64_t mt, int64_t k, int mr, float* out);
+void PackCubeA(const OperandView& a, int64_t m0, int64_t mt, int64_t k, int mr, bool saturate, float* out);
 
 // Columns [n0, n0 + nt) of op(B), rows [k0, k0 + kc), into ceil(nt / 16) panels
 // of kc * 16 halves each, panel p at out + p * panel_stride.
 void PackCubeB(const OperandView& b, int64_t n0, int64_t nt, int64_t k0, int64_t kc, int64_t panel_stride,
-               half_bits* out);
+               bool saturate, half_bits* out);
 
 }  // namespace npu::kernels

@@ -6,8 +6,10 @@
 
 namespace npu::kernels {
 
-PackedCubeB PackedCubeB::Pack(const OperandView& b, int64_t k, int64_t n, int64_t batches, int64_t batch_stride) {
+PackedCubeB PackedCubeB::Pack(const OperandView& b, int64_t k, int64_t n, int64_t batches, int64_t batch_stride,
+                              bool saturate) {
   PackedCubeB packed;
+  packed.saturate_ = saturate;
   packed.k_ = k;
   packed.n_ = n;
   packed.batches_ = batches;
@@ -19,7 +21,7 @@ PackedCubeB PackedCubeB::Pack(const OperandView& b, int64_t k, int64_t n, int64_
     OperandView batch_b = b;
     batch_b.base = static_cast<const char*>(b.base) + bt * batch_stride * static_cast<int64_t>(esize);
     half_bits* out = packed.data_.get() + bt * packed.batch_stride();
-    if (n > 0) PackCubeB(batch_b, 0, n, 0, k, packed.panel_stride(), out);
+    if (n > 0) PackCubeB(batch_b, 0, n, 0, k, packed.panel_stride(), saturate, out);
     // The padding between fractal columns is never read; zero it so the bytes are defined.
     for (int64_t p = 0; p < packed.panels(); ++p) {
       std::fill_n(out + p * packed.panel_stride() + k * 16, packed.panel_stride() - k * 16, half_bits{0});
@@ -52,7 +54,7 @@ void EnsurePanelsPacked(const GemmProblem& p, const SharedBPanels& b, int64_t ba
       const int64_t c0 = item * kCols;
       // The buffer is the call's own (SharedBPanels::data is const for the tiles that read it).
       half_bits* out = const_cast<half_bits*>(b.data) + bb * b.batch_stride + item * SharedBPanels::kPanelsPerItem * b.panel_stride;
-      PackCubeB(src, c0, std::min(kCols, p.n - c0), 0, p.k, b.panel_stride, out);
+      PackCubeB(src, c0, std::min(kCols, p.n - c0), 0, p.k, b.panel_stride, p.saturate_fp16, out);
       state.store(SharedBPanels::kPacked, std::memory_order_release);
     } else {
       while (state.load(std::memory_order_acquire) != SharedBPanels::kPacked) std::this_thread::yield();

@@ -25,12 +25,16 @@ inline constexpr int64_t CubePanelStride(int64_t k) { return k * 16 + 32; }
 class PackedCubeB {
  public:
   // op(B) of `batches` batches, `batch_stride` elements apart in b.base, each
-  // k x n. Throws std::bad_alloc when the buffer cannot be had.
-  static PackedCubeB Pack(const OperandView& b, int64_t k, int64_t n, int64_t batches, int64_t batch_stride);
+  // k x n, fp32 rounded to fp16 in the float mode `saturate` (the mode of the
+  // GEMMs that read it: GemmProblem::saturate_fp16). Throws std::bad_alloc when
+  // the buffer cannot be had.
+  static PackedCubeB Pack(const OperandView& b, int64_t k, int64_t n, int64_t batches, int64_t batch_stride,
+                          bool saturate);
 
   int64_t k() const { return k_; }
   int64_t n() const { return n_; }
   int64_t batches() const { return batches_; }
+  bool saturate() const { return saturate_; }  // the float mode it was rounded in
   int64_t panel_stride() const { return CubePanelStride(k_); }
   int64_t batch_stride() const { return panels() * panel_stride(); }  // halves
   int64_t panels() const { return (n_ + 15) / 16; }
@@ -42,6 +46,7 @@ class PackedCubeB {
     void operator()(half_bits* p) const { std::free(p); }
   };
   int64_t k_ = 0, n_ = 0, batches_ = 0;
+  bool saturate_ = false;
   std::unique_ptr<half_bits, Free> data_;
 };
 

@@ -23,10 +23,10 @@ void PackTileA(const CubeCall& call, CubeThreadBuffers& buf, int64_t batch, int6
     return;  // this thread's previous tile was in the same row
   }
   if (p.a_source != nullptr) {
-    p.a_source->Pack(batch, m0, mt, p.k, call.kernels->mr, apack);
+    p.a_source->Pack(batch, m0, mt, p.k, call.kernels->mr, p.saturate_fp16, apack);
   } else {
     const OperandView a{Offset(p.a, p.a_type, batch * p.a_batch_stride), p.a_type, p.lda, p.trans_a};
-    PackCubeA(a, m0, mt, p.k, call.kernels->mr, apack);
+    PackCubeA(a, m0, mt, p.k, call.kernels->mr, p.saturate_fp16, apack);
   }
   buf.a_call = call.id;
   buf.a_batch = p.a_batch_stride == 0 && !p.a_source ? 0 : batch;
@@ -99,7 +99,7 @@ uint64_t RunCubeTile(const CubeCall& call, CubeThreadBuffers& buf, int64_t batch
     const int64_t kc = std::min(kCubeKc, k - pc);
     BlockPrefetcher next_b;
     if (!shared) {
-      PackCubeB(b, n0, nt, pc, kc, panel_stride, bpack);
+      PackCubeB(b, n0, nt, pc, kc, panel_stride, p.saturate_fp16, bpack);
       // While the Cube works on this block, pull the next B block (of this tile, or
       // the first of the tile to the right, which this thread most likely runs next)
       // towards L2.

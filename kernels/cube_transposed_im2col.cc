@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kernels/cube_microkernel.h"
+#include "kernels/cube_operand_rounding.h"
 #include "kernels/cube_pack.h"
 #include "kernels/fp16.h"
 
@@ -18,11 +19,11 @@ inline int64_t SourceIndex(int64_t o, int64_t t, int64_t pad, int64_t stride, in
   return i < extent ? i : -1;
 }
 
-inline float Operand(half_bits v) { return HalfToFloat(v); }
-inline float Operand(float v) { return HalfToFloat(FloatToHalf(v)); }  // the Cube's one rounding to fp16
+inline float Operand(half_bits v, bool /*saturate: a half is an operand already*/) { return HalfToFloat(v); }
+inline float Operand(float v, bool saturate) { return CubeOperand(v, saturate); }
 
 template <typename Src>
-void PackSliver(const Src* planes, const Im2ColGeometry& g, int64_t first_pixel, int64_t rows,
+void PackSliver(const Src* planes, const Im2ColGeometry& g, int64_t first_pixel, int64_t rows, bool saturate,
                 float* out) {
   // Each row's image, output row and column; and, per ky, its input row (or -1).
   int64_t image[kCubeMaxMr], oy[kCubeMaxMr], ox[kCubeMaxMr], iy[kCubeMaxMr];
@@ -41,8 +42,9 @@ void PackSliver(const Src* planes, const Im2ColGeometry& g, int64_t first_pixel,
         float* dst = out + kk * rows;
         for (int64_t r = 0; r < rows; ++r) {
           const int64_t ix = SourceIndex(ox[r], kx, g.pl, g.sw, g.dw, g.w);
-          dst[r] = iy[r] < 0 || ix < 0 ? 0.0f
-                                       : Operand(planes[image[r] * g.image_stride + c * plane + iy[r] * g.w + ix]);
+          dst[r] = iy[r] < 0 || ix < 0
+                       ? 0.0f
+                       : Operand(planes[image[r] * g.image_stride + c * plane + iy[r] * g.w + ix], saturate);
         }
       }
     }
@@ -52,13 +54,15 @@ void PackSliver(const Src* planes, const Im2ColGeometry& g, int64_t first_pixel,
 }  // namespace
 
 void PackTransposedIm2Col(const void* input, ElemType type, const Im2ColGeometry& g, int64_t group, int64_t m0,
-                          int64_t mt, int64_t k, int mr, float* out) {
+                          int64_t mt, int64_t k, int mr, bool saturate, float* out) {
   for (int64_t s0 = 0, rows = 0; s0 < mt; s0 += rows) {
     rows = CubeSliverRows(mt, mr, s0);
     if (type == ElemType::kFloat16) {
-      PackSliver(static_cast<const half_bits*>(input) + group * g.group_stride, g, m0 + s0, rows, out + s0 * k);
+      PackSliver(static_cast<const half_bits*>(input) + group * g.group_stride, g, m0 + s0, rows, saturate,
+                 out + s0 * k);
     } else {
-      PackSliver(static_cast<const float*>(input) + group * g.group_stride, g, m0 + s0, rows, out + s0 * k);
+      PackSliver(static_cast<const float*>(input) + group * g.group_stride, g, m0 + s0, rows, saturate,
+                 out + s0 * k);
     }
   }
 }

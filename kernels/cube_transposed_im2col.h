@@ -20,6 +20,6 @@ namespace npu::kernels {
 // Im2ColA::Pack for a geometry with `transposed` set: its strides, dilations
 // and pads are those of the transposed convolution.
 void PackTransposedIm2Col(const void* input, ElemType type, const Im2ColGeometry& g, int64_t group, int64_t m0,
-                          int64_t mt, int64_t k, int mr, float* out);
+                          int64_t mt, int64_t k, int mr, bool saturate, float* out);
 
 }  // namespace npu::kernels

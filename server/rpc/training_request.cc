@@ -73,7 +73,7 @@ train::LossScaleConfig LossScaleFrom(const v1::AmpConfig& amp) {
 absl::StatusOr<graph::HostTensor> Owned(const v1::Tensor& t, const std::string& what) {
   auto view = ViewTensor(t, what);
   if (!view.ok()) return view.status();
-  return train::FromProto(t, view->type().dtype);
+  return train::FromProto(t, view->type().dtype, /*saturate=*/false);  // its own dtype: nothing converts
 }
 
 }  // namespace

@@ -16,12 +16,12 @@ std::string CastTo(GraphEditor& g, const std::string& v, graph::DataType to, con
   return g.Add1("Cast", {v}, {{"to", AttrInt(OnnxFloatCode(to))}}, base);
 }
 
-void ToHalf(v1::Tensor& t) {
+void ToHalf(v1::Tensor& t, bool saturate) {
   const size_t n = t.data().size() / 4;
   std::vector<float> f(n);
   std::memcpy(f.data(), t.data().data(), n * 4);
   std::string half(n * 2, '\0');
-  kernels::FloatToHalfN(f.data(), reinterpret_cast<kernels::half_bits*>(half.data()), n, /*saturate=*/false);
+  kernels::FloatToHalfN(f.data(), reinterpret_cast<kernels::half_bits*>(half.data()), n, saturate);
   t.set_dtype(v1::FLOAT16);
   t.set_data(std::move(half));
 }
@@ -52,7 +52,7 @@ void ApplyO1(v1::Graph& f) {
   }
 }
 
-std::string ApplyO2(const ModelSpec& spec, v1::Graph& f) {
+std::string ApplyO2(const ModelSpec& spec, v1::Graph& f, bool saturate) {
   const std::set<std::string> keep(spec.bn_params.begin(), spec.bn_params.end());
   std::set<std::string> fp32_buffers(spec.buffers.begin(), spec.buffers.end());
   for (auto& in : *f.mutable_inputs()) {
@@ -62,7 +62,7 @@ std::string ApplyO2(const ModelSpec& spec, v1::Graph& f) {
     }
   }
   for (auto& init : *f.mutable_initializers()) {
-    if (init.tensor().dtype() == v1::FLOAT32 && !keep.contains(init.name())) ToHalf(*init.mutable_tensor());
+    if (init.tensor().dtype() == v1::FLOAT32 && !keep.contains(init.name())) ToHalf(*init.mutable_tensor(), saturate);
   }
   GraphEditor g(&f);
   // The input arrives in fp32: one cast, and every reader reads the fp16 copy.
@@ -84,11 +84,11 @@ graph::DataType ModelDtype(AmpLevel level, const ModelSpec& spec, const std::str
                                                                                                   : v1::FLOAT16;
 }
 
-std::string ApplyAmp(AmpLevel level, const ModelSpec& spec, v1::Graph& forward) {
+std::string ApplyAmp(AmpLevel level, const ModelSpec& spec, v1::Graph& forward, bool saturate) {
   switch (level) {
     case AmpLevel::kO0: return spec.output;
     case AmpLevel::kO1: ApplyO1(forward); return spec.output;
-    case AmpLevel::kO2: return ApplyO2(spec, forward);
+    case AmpLevel::kO2: return ApplyO2(spec, forward, saturate);
   }
   return spec.output;
 }

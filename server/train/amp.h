@@ -21,8 +21,10 @@
 namespace npu::train {
 
 // Applies `level` to `forward` (spec's model made into a forward); returns the
-// value holding the model's output in fp32.
-std::string ApplyAmp(AmpLevel level, const ModelSpec& spec, v1::Graph& forward);
+// value holding the model's output in fp32. O2's fp16 parameters and constants
+// are rounded in the trainer's float mode (`saturate`: the Ascend 910's
+// saturation, else IEEE inf/NaN).
+std::string ApplyAmp(AmpLevel level, const ModelSpec& spec, v1::Graph& forward, bool saturate);
 
 // The dtype a parameter has in the model under `level` (its master copy,
 // for O2, is fp32).

@@ -34,7 +34,7 @@ graph::HostTensor Rows(const graph::HostTensor& t, int64_t begin, int64_t count)
   return graph::HostTensor(type, std::shared_ptr<const void>(keep), t.data() + begin * row_bytes);
 }
 
-graph::HostTensor FromProto(const v1::Tensor& p, graph::DataType dtype) {
+graph::HostTensor FromProto(const v1::Tensor& p, graph::DataType dtype, bool saturate) {
   const graph::TensorType type{dtype, graph::Shape(p.shape().begin(), p.shape().end())};
   graph::HostTensor t = graph::HostTensor::Allocate(type);
   const size_t n = static_cast<size_t>(type.elements());
@@ -43,7 +43,7 @@ graph::HostTensor FromProto(const v1::Tensor& p, graph::DataType dtype) {
   } else if (p.dtype() == v1::FLOAT32 && dtype == v1::FLOAT16) {
     std::vector<float> f(n);
     std::memcpy(f.data(), p.data().data(), n * 4);
-    kernels::FloatToHalfN(f.data(), t.mutable_as<kernels::half_bits>(), n, /*saturate=*/false);
+    kernels::FloatToHalfN(f.data(), t.mutable_as<kernels::half_bits>(), n, saturate);
   } else if (p.dtype() == v1::FLOAT16 && dtype == v1::FLOAT32) {
     kernels::HalfToFloatN(reinterpret_cast<const kernels::half_bits*>(p.data().data()), t.mutable_as<float>(), n);
   }

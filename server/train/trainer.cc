@@ -73,17 +73,18 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(ModelSpec spec, TrainCo
   std::unique_ptr<Trainer> t(new Trainer(std::move(spec), config, std::move(devices)));
   Replica r;
   const OptimizerKind kind = t->config_.optimizer.kind;
+  const bool saturate = t->devices_[0]->preset().fp16_saturation;
   for (const std::string& p : t->spec_.params) {
     const v1::Tensor& init = FindInitializer(t->spec_.graph, p)->tensor();
     const graph::DataType dtype = ModelDtype(t->config_.amp, t->spec_, p);
-    r.params.push_back(FromProto(init, dtype));
-    r.masters.push_back(dtype == v1::FLOAT16 ? FromProto(init, v1::FLOAT32) : HostTensor());
+    r.params.push_back(FromProto(init, dtype, saturate));
+    r.masters.push_back(dtype == v1::FLOAT16 ? FromProto(init, v1::FLOAT32, saturate) : HostTensor());
     std::vector<HostTensor> slots;
     for (int s = 0; s < StateSlots(kind); ++s) slots.push_back(Zeros({v1::FLOAT32, TypeOf(init).shape}));
     r.state.push_back(std::move(slots));
   }
   for (const std::string& b : t->spec_.buffers) {
-    r.buffers.push_back(FromProto(FindInitializer(t->spec_.graph, b)->tensor(), v1::FLOAT32));
+    r.buffers.push_back(FromProto(FindInitializer(t->spec_.graph, b)->tensor(), v1::FLOAT32, saturate));
   }
   MutexLock step(&t->step_mu_);
   {

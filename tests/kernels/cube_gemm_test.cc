@@ -146,7 +146,8 @@ std::vector<uint8_t> RunGemm(const Operands& o, const CubeTileShape& tile, int t
   p.saturate_fp16 = o.saturate;
   PackedCubeB packed;
   if (feed == BFeed::kPrePacked) {
-    packed = PackedCubeB::Pack(OperandView{p.b, p.b_type, p.ldb, p.trans_b}, o.k, o.n, o.batch, p.b_batch_stride);
+    packed = PackedCubeB::Pack(OperandView{p.b, p.b_type, p.ldb, p.trans_b}, o.k, o.n, o.batch, p.b_batch_stride,
+                               p.saturate_fp16);
     p.packed_b = &packed;
     p.b = nullptr;  // the kernel must not read it
   }

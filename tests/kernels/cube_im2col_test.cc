@@ -1,24 +1,30 @@
 // The convolution's A operand, packed straight from the input planes
 // (kernels/cube_im2col.h), against its definition: row m is output pixel m,
 // column (ci, ky, kx) is input[ci][oy*sh - pt + ky*dh][ox*sw - pl + kx*dw]
-// rounded to fp16 (by the float64 formula below, not our converter), or 0 in the
-// padding. Bit for bit, over random geometries (strides 1 to 3, dilations,
-// padding, several images, 1x1 flat runs) and every sliver height, on
-// whichever SIMD path this CPU runs (AVX-512's masked packer, AVX2's, or the
-// portable one).
+// rounded to fp16 in the float mode (by the float64 formula of
+// half_reference.h, not our converter), or 0 in the padding. Bit for bit, over
+// random geometries (strides 1 to 3, dilations, padding, several images, 1x1
+// flat runs), values past fp16's range, infinities and NaNs, every sliver
+// height, both float modes and each SIMD path this CPU can run (AVX-512's
+// masked packer, AVX2's, the portable one: forced with ForceCubeSimdPath).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "kernels/cpu_features.h"
+#include "kernels/cube_gemm.h"
 #include "kernels/cube_im2col.h"
 #include "kernels/cube_pack.h"
 #include "kernels/fp16.h"
+#include "tests/kernels/half_reference.h"
 
 namespace npu::kernels {
 namespace {
@@ -29,19 +35,17 @@ uint32_t Bits(float f) {
   return u;
 }
 
-// Round to nearest even at fp16's precision: 11 significant bits, steps of
-// 2^-24 below the normal range, +-inf from 65520 up.
-float RoundToHalf(float f) {
-  const double x = f;
-  if (x == 0.0 || std::isnan(x)) return f;
-  const int e = std::max(std::ilogb(x), -14);
-  const double step = std::ldexp(1.0, e - 10);
-  const double r = std::nearbyint(x / step) * step;
-  if (std::fabs(r) > 65504.0) return std::copysign(std::numeric_limits<float>::infinity(), x);
-  return static_cast<float>(r);
-}
+using testing::RoundToHalf;
 
-TEST(CubeIm2Col, PackedSliversAreTheFp16RoundedInputWindows) {
+class CubeIm2Col : public ::testing::TestWithParam<std::tuple<SimdPath, bool>> {
+ protected:
+  void SetUp() override { ForceCubeSimdPath(std::get<0>(GetParam())); }
+  void TearDown() override { ForceCubeSimdPath(SimdPath::kAuto); }
+};
+
+TEST_P(CubeIm2Col, PackedSliversAreTheFp16RoundedInputWindows) {
+  const bool saturate = std::get<1>(GetParam());
+  if (!CpuCanRun(std::get<0>(GetParam()))) GTEST_SKIP() << "this CPU cannot run the path";
   std::mt19937 rng(17);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   std::uniform_real_distribution<float> value(-70000.0f, 70000.0f);  // some beyond fp16: they round to inf
@@ -72,14 +76,17 @@ TEST(CubeIm2Col, PackedSliversAreTheFp16RoundedInputWindows) {
       std::vector<float> f32(images * g.image_stride);
       std::vector<half_bits> f16(f32.size());
       for (size_t i = 0; i < f32.size(); ++i) {
-        f32[i] = value(rng) * (i % 3 == 0 ? 1e-6f : 1.0f);
-        f16[i] = FloatToHalf(RoundToHalf(f32[i]));
+        f32[i] = i % 23 == 4    ? std::numeric_limits<float>::quiet_NaN()
+                 : i % 29 == 6  ? (i % 2 ? -1.0f : 1.0f) * std::numeric_limits<float>::infinity()
+                 : i % 31 == 7  ? (i % 2 ? -65519.0f : 65520.0f)  // the last that rounds to 65504, the first past it
+                                : value(rng) * (i % 3 == 0 ? 1e-6f : 1.0f);
+        f16[i] = FloatToHalf(RoundToHalf(f32[i], saturate));
       }
       const Im2ColA a(type == ElemType::kFloat32 ? static_cast<const void*>(f32.data()) : f16.data(), type, g);
       const int mr = pick(0, 1) == 0 ? 12 : 6;
       const int64_t m0 = pick(0, static_cast<int>(m - 1)), mt = pick(1, static_cast<int>(m - m0));
       std::vector<float> out(mt * k + kCubePackASlack, -1.0f);
-      a.Pack(/*group=*/0, m0, mt, k, mr, out.data());
+      a.Pack(/*group=*/0, m0, mt, k, mr, saturate, out.data());
       int64_t s0 = 0, rows = CubeSliverRows(mt, mr, 0);
       for (int64_t r = 0; r < mt; ++r) {
         if (r == s0 + rows) {
@@ -93,7 +100,8 @@ TEST(CubeIm2Col, PackedSliversAreTheFp16RoundedInputWindows) {
             for (int64_t kx = 0; kx < g.kw; ++kx) {
               const int64_t iy = oy * g.sh - g.pt + ky * g.dh, ix = ox * g.sw - g.pl + kx * g.dw;
               const bool inside = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
-              const float want = inside ? RoundToHalf(f32[image * g.image_stride + (ci * g.h + iy) * g.w + ix]) : 0.0f;
+              const float x = inside ? f32[image * g.image_stride + (ci * g.h + iy) * g.w + ix] : 0.0f;
+              const float want = RoundToHalf(x, saturate);
               const int64_t kk = (ci * g.kh + ky) * g.kw + kx;
               const float got = out[s0 * k + kk * rows + (r - s0)];
               ASSERT_EQ(Bits(got), Bits(want))
@@ -109,6 +117,8 @@ TEST(CubeIm2Col, PackedSliversAreTheFp16RoundedInputWindows) {
   }
   EXPECT_GT(cases, 500);
 }
+
+INSTANTIATE_TEST_SUITE_P(PathsAndModes, CubeIm2Col, testing::EveryPathAndMode(), testing::PathAndModeName);
 
 }  // namespace
 }  // namespace npu::kernels

@@ -1,12 +1,16 @@
 // apex's semantics on the device: O1 and O2 graphs, fp32 master weights, the
 // loss scaler's schedule, and overflow caught through the float-status flag,
 // as the NPU does (on the saturating 910 an overflow leaves no inf behind).
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
+#include <string>
 
 #include "gtest/gtest.h"
 #include "kernels/fp16.h"
 #include "server/graph/runner.h"
+#include "server/train/amp.h"
 #include "server/train/graph_editor.h"
 #include "server/train/loss_scaler.h"
 #include "server/train/step_graph.h"
@@ -140,6 +144,50 @@ TEST(MixedPrecisionTest, O2KeepsFp32MastersAndRunsAnFp16Model) {
     }
   }
   EXPECT_EQ(r.buffers[0].type().dtype, v1::FLOAT32);
+}
+
+// O2's conversions of fp32 to fp16 (the model copy of each parameter, and
+// the graph's other fp32 constants) round in the device's float mode: 1e5 is
+// 65504 on the saturating 910 and inf on the 910B, NaN is 0 and NaN.
+TEST(MixedPrecisionTest, O2ConvertsInTheDevicesFloatMode) {
+  for (const char* preset : {"ascend910", "ascend910b"}) {
+    const bool saturate = std::string(preset) == "ascend910";
+    ModelSpec spec = SmallModel();
+    for (auto& init : *spec.graph.mutable_initializers()) {
+      if (init.name() != "w1") continue;
+      float big[2] = {1e5f, std::nanf("")};
+      init.mutable_tensor()->mutable_data()->replace(0, sizeof big, reinterpret_cast<const char*>(big), sizeof big);
+    }
+    auto t = Trainer::Create(spec, Config(AmpLevel::kO2, {.dynamic = false, .scale = 128}), {&DeviceFor(preset)});
+    ASSERT_TRUE(t.ok()) << t.status();
+    const Replica r = (*t)->ReplicaOf(0);
+    const size_t w1 = std::find(spec.params.begin(), spec.params.end(), "w1") - spec.params.begin();
+    ASSERT_LT(w1, spec.params.size());
+    const kernels::half_bits* h = r.params[w1].as<kernels::half_bits>();
+    EXPECT_EQ(h[0], saturate ? 0x7bff : 0x7c00) << preset;
+    if (saturate) {
+      EXPECT_EQ(h[1], 0) << preset;
+    } else {
+      EXPECT_EQ(h[1] & 0x7e00, 0x7e00) << preset;
+    }
+    EXPECT_EQ(r.masters[w1].as<float>()[0], 1e5f);  // the master keeps fp32
+
+    v1::Graph forward = spec.graph;
+    v1::Initializer* c = forward.add_initializers();
+    c->set_name("big");
+    c->mutable_tensor()->set_dtype(v1::FLOAT32);
+    c->mutable_tensor()->add_shape(1);
+    const float v = -1e5f;
+    c->mutable_tensor()->set_data(reinterpret_cast<const char*>(&v), sizeof v);
+    ApplyAmp(AmpLevel::kO2, spec, forward, saturate);
+    for (const auto& init : forward.initializers()) {
+      if (init.name() != "big") continue;
+      ASSERT_EQ(init.tensor().dtype(), v1::FLOAT16);
+      kernels::half_bits got;
+      std::memcpy(&got, init.tensor().data().data(), 2);
+      EXPECT_EQ(got, saturate ? 0xfbff : 0xfc00) << preset;
+    }
+  }
 }
 
 TEST(MixedPrecisionTest, O1CastsAroundTheCubeOpsOnly) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/cube_gemm.h"
+#include "kernels/cube_operand_rounding.h"
 #include "kernels/fp16.h"
 #include "server/graph/cube_tiling.h"
 #include "server/device/vector_passes.h"
@@ -175,7 +176,7 @@ absl::Status RunConvGrad(RunContext& ctx) {
       if (x.type().dtype == v1::FLOAT16) {
         std::copy_n(x.as<half_bits>() + in_off, plane_elems, planes16.data());
       } else {
-        kernels::FloatToHalfN(x.as<float>() + in_off, planes16.data(), static_cast<size_t>(plane_elems), false);
+        kernels::CubeOperandHalves(x.as<float>() + in_off, planes16.data(), static_cast<size_t>(plane_elems), saturate);
       }
       Columns(planes16.data(), g, col.data());
       const std::byte* dy_g = dy.data() + (img * g.m + grp * Mg) * P * dy_elem;

@@ -159,7 +159,8 @@ absl::Status PrepareConv(InferContext& c, const ConvGeometry& g) {
   }
   if (c.constants[1] != nullptr && g.group == 1) {
     plan.weights =
-        PackConstantB(*c.constants[1], g.kdim(), g.mg(), g.kdim(), true, g.group, g.mg() * g.kdim(), scale);
+        PackConstantB(*c.constants[1], g.kdim(), g.mg(), g.kdim(), true, g.group, g.mg() * g.kdim(),
+                      *c.preset, scale);
   }
   if (bias && c.constants[2] != nullptr) {
     plan.bias.resize(static_cast<size_t>(g.m));

@@ -200,7 +200,7 @@ absl::StatusOr<std::vector<TensorType>> InferConvTranspose(InferContext& c) {
     const std::vector<float> b = TapsByChannels(*c.constants[1], g);
     plan.weights = std::make_shared<const kernels::PackedCubeB>(kernels::PackedCubeB::Pack(
         kernels::OperandView{b.data(), kernels::ElemType::kFloat32, g.mg(), false}, g.kdim(), g.mg(), g.group,
-        g.kdim() * g.mg()));
+        g.kdim() * g.mg(), c.preset->fp16_saturation));
   }
   if (bias && c.constants[2] != nullptr) {
     plan.bias.resize(static_cast<size_t>(g.m));

@@ -29,6 +29,7 @@ void AppendModelGemm(int64_t m, int64_t n, int64_t k, kernels::ElemType c_type, 
 
 std::shared_ptr<const kernels::PackedCubeB> PackConstantB(const HostTensor& b, int64_t k, int64_t n, int64_t ld,
                                                           bool trans, int64_t batches, int64_t batch_stride,
+                                                          const device::DevicePreset& preset,
                                                           const std::vector<float>* column_scale) {
   kernels::OperandView view{b.data(), CubeType(b.type().dtype), ld, trans};
   std::vector<float> scaled;
@@ -45,7 +46,8 @@ std::shared_ptr<const kernels::PackedCubeB> PackConstantB(const HostTensor& b, i
     }
     view = kernels::OperandView{scaled.data(), kernels::ElemType::kFloat32, ld, trans};
   }
-  return std::make_shared<const kernels::PackedCubeB>(kernels::PackedCubeB::Pack(view, k, n, batches, batch_stride));
+  return std::make_shared<const kernels::PackedCubeB>(
+      kernels::PackedCubeB::Pack(view, k, n, batches, batch_stride, preset.fp16_saturation));
 }
 
 std::shared_ptr<const CubeEpiloguePlan> PlanEpilogue(const InferContext& c) {

@@ -19,7 +19,8 @@
 //                     Cube's fractal layout once, so runs never pack it
 // Run time:
 //   CubeProblem       a kernels::GemmProblem with the element types, the
-//                     preset's fp16 saturation and the run's cancel flag set
+//                     plan's float mode (operand rounding and FixPipe) and the
+//                     run's cancel flag set
 //   RunCubeGemm       the GEMM on the host tiles; returns its overflow count
 //   SetCubeWork       the op's prepared device work, with that count
 // Fused epilogues (fusion.h): PlanEpilogue keeps what InferContext::epilogue
@@ -60,9 +61,11 @@ void AppendModelGemm(int64_t m, int64_t n, int64_t k, kernels::ElemType c_type, 
 // each k x n (element (kk, j) at kk * ld + j, or j * ld + kk when trans).
 // `column_scale`, when given (n per batch, consecutive), multiplies column j in
 // fp32 before the single rounding to fp16 (a BatchNormalization folded into the
-// weights).
+// weights). The rounding is in the plan's float mode (the preset's
+// fp16_saturation), the mode its runs' GEMMs have (CubeProblem).
 std::shared_ptr<const kernels::PackedCubeB> PackConstantB(const HostTensor& b, int64_t k, int64_t n, int64_t ld,
                                                           bool trans, int64_t batches, int64_t batch_stride,
+                                                          const device::DevicePreset& preset,
                                                           const std::vector<float>* column_scale = nullptr);
 
 // A Cube op's fused epilogue, as prepared (fusion.h).

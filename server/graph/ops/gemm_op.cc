@@ -92,7 +92,7 @@ absl::StatusOr<std::vector<TensorType>> InferGemm(InferContext& c) {
                     *c.preset, plan.cube_work);
   }
   if (c.constants[1] != nullptr) {
-    plan.packed_b = PackConstantB(*c.constants[1], k, n, b.shape[1], at->trans_b, 1, 0);
+    plan.packed_b = PackConstantB(*c.constants[1], k, n, b.shape[1], at->trans_b, 1, 0, *c.preset);
   }
   plan.epilogue = PlanEpilogue(c);
   if (plan.epilogue) {

@@ -105,6 +105,7 @@ absl::Status RunLoss(RunContext& ctx) {
   if (!labels.ok()) return labels.status();
   std::vector<float> logp(static_cast<size_t>(n * classes)), row_loss(static_cast<size_t>(n));
   const int64_t bytes = static_cast<int64_t>(ElementSize(scores.type().dtype));
+  const bool saturate = ctx.preset.fp16_saturation;
   ForEachRowTile(ctx, n, [&](int64_t begin, int64_t end, device::TileWork& w) {
     thread_local std::vector<float> row, scratch;
     row.resize(static_cast<size_t>(classes));
@@ -113,7 +114,7 @@ absl::Status RunLoss(RunContext& ctx) {
       LoadAsFloat(scores, r * classes, 1, classes, row.data());
       float* lp = logp.data() + r * classes;
       kernels::VectorKernels().softmax_row(kernels::F32Src(row.data()), kernels::F32Dst(lp),
-                                           static_cast<size_t>(classes), /*log=*/true, /*saturate=*/false,
+                                           static_cast<size_t>(classes), /*log=*/true, saturate,
                                            scratch.data());
       const int64_t l = (*labels)[r];
       row_loss[r] = (a.has_ignore && l == a.ignore_index) ? 0.0f : -lp[l];
@@ -122,7 +123,6 @@ absl::Status RunLoss(RunContext& ctx) {
   });
   if (ctx.work.tiles.empty()) ctx.work.tiles.emplace_back();
   device::TileWork& w = ctx.work.tiles[0];
-  const bool saturate = ctx.preset.fp16_saturation;
   if (a.reduction == Reduction::kNone) {
     w.overflow_elements += StoreFromFloat(ctx.outputs[0], 0, n, row_loss.data(), saturate);
   } else {

@@ -115,7 +115,7 @@ absl::StatusOr<std::vector<TensorType>> InferMatMul(InferContext& c) {
   }
   if (c.constants[1] != nullptr && plan.batching != MatMulPlan::Batching::kPerBatch) {
     const int64_t b_batches = TensorType{v1::FLOAT32, d->b_batch}.elements();
-    plan.packed_b = PackConstantB(*c.constants[1], d->k, d->n, d->n, false, b_batches, d->k * d->n);
+    plan.packed_b = PackConstantB(*c.constants[1], d->k, d->n, d->n, false, b_batches, d->k * d->n, *c.preset);
   }
   const std::vector<TensorType> out{{a.dtype, OutputShape(*d)}};
   plan.epilogue = PlanEpilogue(c);
