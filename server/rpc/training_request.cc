@@ -57,8 +57,8 @@ train::LossScaleConfig LossScaleFrom(const v1::AmpConfig& amp) {
     case v1::AmpConfig::kStaticScale: s.scale = amp.static_scale(); break;
     case v1::AmpConfig::kDynamic: {
       const v1::DynamicLossScale& d = amp.dynamic();
-      s.dynamic = true;
-      s.scale = d.init_scale() != 0 ? d.init_scale() : 65536.0;
+      s = train::ApexDynamicLossScale();
+      if (d.init_scale() != 0) s.scale = d.init_scale();
       if (d.growth_interval() != 0) s.window = d.growth_interval();
       if (d.max_scale() != 0) s.max_scale = d.max_scale();
       s.min_scale = d.min_scale();

@@ -36,6 +36,11 @@ absl::Status ValidateConfig(const TrainConfig& c) {
   return absl::OkStatus();
 }
 
+LossScaleConfig ApexDynamicLossScale() {
+  return LossScaleConfig{.dynamic = true, .scale = 65536.0, .window = 2000, .factor = 2.0, .min_scale = 0.0,
+                         .max_scale = 16777216.0};
+}
+
 const char* AmpName(AmpLevel level) {
   switch (level) {
     case AmpLevel::kO0: return "O0";

@@ -39,6 +39,12 @@ struct LossScaleConfig {
   double max_scale = 16777216.0;  // 2^24
 };
 
+// apex's dynamic scaler as amp.initialize(loss_scale="dynamic") makes it
+// (apex/amp/scaler.py): 2^16 at the start, x2 after 2000 clean steps in a
+// row, x0.5 on an overflow, at most 2^24, no minimum. What a request's
+// DynamicLossScale leaves unset takes these values.
+LossScaleConfig ApexDynamicLossScale();
+
 // Data parallelism over several devices, as torch's DistributedDataParallel:
 // gradients are averaged by one allreduce per bucket, buckets filled in the
 // reverse order of the parameters (the order backward produces them), the

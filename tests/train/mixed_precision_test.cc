@@ -12,7 +12,6 @@
 #include "server/graph/runner.h"
 #include "server/train/amp.h"
 #include "server/train/graph_editor.h"
-#include "server/train/loss_scaler.h"
 #include "server/train/step_graph.h"
 #include "server/train/trainer.h"
 #include "tests/train/train_test_support.h"
@@ -99,31 +98,6 @@ TrainConfig Config(AmpLevel amp, LossScaleConfig scale) {
   c.optimizer.kind = OptimizerKind::kMomentum;
   c.optimizer.lr = 0.05;
   return c;
-}
-
-TEST(LossScalerTest, FollowsApexsSchedule) {
-  LossScaler s({.dynamic = true, .scale = 65536, .window = 3});
-  EXPECT_EQ(s.scale(), 65536);
-  EXPECT_TRUE(s.Update(true));  // overflow: skip, halve
-  EXPECT_EQ(s.scale(), 32768);
-  EXPECT_FALSE(s.Update(false));
-  EXPECT_FALSE(s.Update(false));
-  EXPECT_EQ(s.scale(), 32768);
-  EXPECT_FALSE(s.Update(false));  // the third clean step in a row doubles it
-  EXPECT_EQ(s.scale(), 65536);
-  EXPECT_FALSE(s.Update(false));
-  EXPECT_TRUE(s.Update(true));  // an overflow resets the count
-  EXPECT_EQ(s.scale(), 32768);
-  EXPECT_FALSE(s.Update(false));
-  EXPECT_FALSE(s.Update(false));
-  EXPECT_EQ(s.scale(), 32768);
-  // The initial scale is clamped to the maximum (apex: min(max_loss_scale, init_scale)).
-  EXPECT_EQ(LossScaler({.dynamic = true, .scale = 1e9, .max_scale = 16777216}).scale(), 16777216);
-  // Static: never changes; an overflowing step is skipped.
-  LossScaler fixed({.dynamic = false, .scale = 128});
-  EXPECT_TRUE(fixed.Update(true));
-  EXPECT_FALSE(fixed.Update(false));
-  EXPECT_EQ(fixed.scale(), 128);
 }
 
 TEST(MixedPrecisionTest, O2KeepsFp32MastersAndRunsAnFp16Model) {
