@@ -4,6 +4,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "server/train/gradient_rules.h"
 #include "server/train/value_types.h"
 
@@ -33,7 +34,22 @@ class Backward {
     // The rules append nodes: walk the forward's nodes by index, never by pointer.
     const std::vector<int> order = facts_.order;
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
-      if (auto s = Differentiate(*it); !s.ok()) return s;
+      if (auto s = Differentiate(*it); !s.ok()) {
+        // Go on, to name every node that cannot be differentiated: its inputs
+        // stand in for their own gradients (same types), and nothing built
+        // past the first problem is used.
+        problems_.push_back(std::string(s.message()));
+        const v1::Node& node = graph_.nodes(*it);
+        for (const auto& in : node.inputs()) {
+          if (!in.empty() && required_.contains(in)) contributions_[in].push_back(in);
+        }
+      }
+    }
+    CheckDifferentiablePaths();
+    if (problems_.size() == 1) return absl::InvalidArgumentError(problems_[0]);
+    if (!problems_.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("the model cannot be trained: ", problems_.size(),
+                                                     " problems: ", absl::StrJoin(problems_, "; ")));
     }
     std::vector<std::string> grads;
     for (const std::string& w : req_.wrt) grads.push_back(GradientOf(w));
@@ -61,6 +77,39 @@ class Backward {
       bool any = false;
       for (const auto& out : n.outputs()) any = any || needed_.contains(out);
       if (any) needed_.insert(n.inputs().begin(), n.inputs().end());
+    }
+  }
+
+  // A value asked for that the loss depends on, but only through ops whose
+  // outputs are not float (Shape, comparisons, ArgMax, casts to integers):
+  // no gradient can reach it. Names every node where its paths leave the
+  // floats.
+  void CheckDifferentiablePaths() {
+    for (const std::string& w : req_.wrt) {
+      if (!needed_.contains(w) || contributions_.contains(w)) continue;
+      std::set<std::string> reach = {w};
+      std::vector<std::string> cuts;
+      for (int i : facts_.order) {
+        const v1::Node& n = graph_.nodes(i);
+        bool touched = false;
+        for (const auto& in : n.inputs()) touched = touched || reach.contains(in);
+        if (!touched) continue;
+        bool floats = false, leads = false;
+        for (const auto& out : n.outputs()) {
+          leads = leads || needed_.contains(out);
+          if (graph::IsFloat(facts_.types.at(out).dtype)) {
+            floats = true;
+            reach.insert(out);
+          }
+        }
+        if (leads && !floats) {
+          cuts.push_back(absl::StrCat("\"", n.name(), "\" (", n.op_type(), ", output ",
+                                      graph::DataTypeName(facts_.types.at(n.outputs(0)).dtype), ")"));
+        }
+      }
+      if (cuts.empty()) continue;  // its float paths pass no gradient (Floor, Sign, ...): a zero gradient
+      problems_.push_back(absl::StrCat("\"", w, "\" reaches the loss only through values that are not float, so no "
+                                       "gradient reaches it: node ", absl::StrJoin(cuts, ", node ")));
     }
   }
 
@@ -126,6 +175,7 @@ class Backward {
   std::map<std::string, const v1::Tensor*> constants_;
   std::set<std::string> required_, needed_;
   std::map<std::string, std::vector<std::string>> contributions_;
+  std::vector<std::string> problems_;  // every node that cannot be differentiated, in reverse order
 };
 
 }  // namespace

@@ -24,8 +24,11 @@ struct BackwardRequest {
 
 // Appends the backward pass to `graph` (whose nodes must all be named) and
 // returns the gradient value of each of `request.wrt`, in order; a value the
-// loss does not depend on gets a constant zero. INVALID_ARGUMENT names a node
-// whose op has no gradient.
+// loss does not depend on gets a constant zero. INVALID_ARGUMENT names every
+// node the gradient cannot pass (its op has no rule, or the rule cannot
+// differentiate it as configured: why) and every value asked for that reaches
+// the loss only through values that are not float (naming where its paths
+// leave the floats), all at once.
 absl::StatusOr<std::vector<std::string>> AppendBackward(v1::Graph& graph, const BackwardRequest& request,
                                                         const device::DevicePreset& preset);
 

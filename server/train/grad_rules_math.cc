@@ -5,6 +5,8 @@
 // operands without a copy).
 #include <numeric>
 
+#include "absl/strings/str_cat.h"
+#include "server/graph/ops/einsum_equation.h"
 #include "server/train/gradient_rules.h"
 
 namespace npu::train {
@@ -43,16 +45,32 @@ absl::Status DivRule(GradContext& c) {
 }
 
 absl::Status PowRule(GradContext& c) {
-  // y = x^e for a constant e: dx = dy * e * x^(e - 1).
-  if (c.Needs(1)) return c.Unsupported("with respect to the exponent");
-  auto e = c.ConstantScalar(1);
-  if (!e.ok()) return e.status();
+  // y = a^b: da = dy * b * a^(b - 1); db = dy * y * ln(a), 0 where a is 0
+  // (torch masks it). A constant one-number exponent folds into constants.
   const graph::DataType dt = c.InputType(0).dtype;
-  const std::string base = c.Base();
-  const std::string em1 = c.g.ScalarConstant(base + "/exponent", *e - 1.0f, dt);
-  const std::string p = c.g.Add1("Pow", {c.node.inputs(0), em1}, {}, base + "/pow");
-  const std::string dyp = c.g.Add1("Mul", {c.dy[0], c.Scale(p, *e, dt)}, {}, base + "/dx");
-  c.dx[0] = c.Unbroadcast(dyp, c.OutputType(0).shape, c.InputType(0).shape);
+  const Shape& y = c.OutputType(0).shape;
+  const std::string& a = c.node.inputs(0);
+  const std::string& b = c.node.inputs(1);
+  if (c.Needs(0)) {
+    std::string d;
+    if (auto e = c.ConstantScalar(1); e.ok() && !c.Needs(1)) {
+      d = c.Scale(c.Op("Pow", {a, c.Scalar(*e - 1.0f, dt)}), *e, dt);
+    } else {
+      const std::string bf =
+          c.InputType(1).dtype == dt ? b : c.Op("Cast", {b}, {{"to", AttrInt(OnnxFloatCode(dt))}});
+      d = c.Op("Mul", {bf, c.Op("Pow", {a, c.Op("Sub", {bf, c.Scalar(1.0f, dt)})})});
+    }
+    c.dx[0] = c.Unbroadcast(c.Op("Mul", {c.dy[0], d}), y, c.InputType(0).shape);
+  }
+  if (c.Needs(1)) {
+    const graph::DataType bt = c.InputType(1).dtype;
+    const std::string zero = c.Scalar(0.0f, dt);
+    const std::string is0 = c.Op("Equal", {a, zero});
+    const std::string ln = c.Op("Log", {c.Op("Where", {is0, c.Scalar(1.0f, dt), a})});
+    std::string d = c.Op("Where", {is0, zero, c.Op("Mul", {c.Op("Mul", {c.dy[0], c.node.outputs(0)}), ln})});
+    if (bt != dt) d = c.Op("Cast", {d}, {{"to", AttrInt(OnnxFloatCode(bt))}});
+    c.dx[1] = c.Unbroadcast(d, y, c.InputType(1).shape);
+  }
   return absl::OkStatus();
 }
 
@@ -88,37 +106,6 @@ absl::Status CastRule(GradContext& c) {
   return absl::OkStatus();
 }
 
-// Sum and mean: the gradient is dy spread back over the reduced axes.
-absl::Status ReduceRule(GradContext& c, bool mean) {
-  const Shape& x = c.InputType(0).shape;
-  std::vector<int64_t> axes;
-  if (c.node.inputs_size() > 1 && !c.node.inputs(1).empty()) {
-    auto a = c.ConstantInts(1);
-    if (!a.ok()) return a.status();
-    axes = *a;
-  } else if (auto it = c.node.attributes().find("axes"); it != c.node.attributes().end()) {
-    axes.assign(it->second.ints().values().begin(), it->second.ints().values().end());
-  }
-  const auto noop = c.node.attributes().find("noop_with_empty_axes");
-  if (axes.empty() && noop != c.node.attributes().end() && noop->second.i() != 0) {
-    c.dx[0] = c.dy[0];
-    return absl::OkStatus();
-  }
-  const int64_t rank = static_cast<int64_t>(x.size());
-  std::vector<bool> reduced(x.size(), axes.empty());
-  for (int64_t a : axes) reduced[a < 0 ? a + rank : a] = true;
-  Shape kept = x;
-  int64_t count = 1;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (reduced[d]) count *= x[d], kept[d] = 1;
-  }
-  std::string g = c.Reshape(c.dy[0], c.OutputType(0).shape, kept);
-  if (mean) g = c.Scale(g, 1.0f / static_cast<float>(count), c.InputType(0).dtype);
-  const std::string shape = c.g.IntsConstant(c.Base() + "/shape", x);
-  c.dx[0] = c.g.Add1("Expand", {g, shape}, {}, c.Base() + "/expand");
-  return absl::OkStatus();
-}
-
 // Swaps the last two axes.
 std::string TransposeLast(GradContext& c, const std::string& v, size_t rank) {
   std::vector<int64_t> perm(rank);
@@ -128,28 +115,34 @@ std::string TransposeLast(GradContext& c, const std::string& v, size_t rank) {
 }
 
 absl::Status MatMulRule(GradContext& c) {
-  const Shape& a = c.InputType(0).shape;
-  const Shape& b = c.InputType(1).shape;
-  if (a.size() < 2 || b.size() < 2) return c.Unsupported("with a 1-D operand (reshape it to 2-D)");
-  const std::string& dy = c.dy[0];
+  // NumPy's matmul: a 1-D operand is a row (first) or column (second) vector,
+  // the batch dims broadcast. The gradients are taken in those 2-D-or-more
+  // views and viewed back.
+  const Shape& a0 = c.InputType(0).shape;
+  const Shape& b0 = c.InputType(1).shape;
+  Shape a = a0, b = b0, y = c.OutputType(0).shape;
+  if (a0.size() == 1) a = {1, a0[0]}, y.insert(y.end() - (b0.size() == 1 ? 0 : 1), 1);
+  if (b0.size() == 1) b = {b0[0], 1}, y.push_back(1);
+  const std::string dy = c.Reshape(c.dy[0], c.OutputType(0).shape, y);
+  const std::string av = c.Reshape(c.node.inputs(0), a0, a);
+  const std::string bv = c.Reshape(c.node.inputs(1), b0, b);
   const std::string base = c.Base();
   if (a.size() == 2 && b.size() == 2) {  // the Cube reads the transposed operand itself
-    if (c.Needs(0)) c.dx[0] = c.g.Add1("Gemm", {dy, c.node.inputs(1)}, {{"transB", AttrInt(1)}}, base + "/da");
-    if (c.Needs(1)) c.dx[1] = c.g.Add1("Gemm", {c.node.inputs(0), dy}, {{"transA", AttrInt(1)}}, base + "/db");
+    if (c.Needs(0)) c.dx[0] = c.Reshape(c.g.Add1("Gemm", {dy, bv}, {{"transB", AttrInt(1)}}, base + "/da"), a, a0);
+    if (c.Needs(1)) c.dx[1] = c.Reshape(c.g.Add1("Gemm", {av, dy}, {{"transA", AttrInt(1)}}, base + "/db"), b, b0);
     return absl::OkStatus();
   }
-  const Shape& y = c.OutputType(0).shape;
   if (c.Needs(0)) {
-    const std::string da = c.g.Add1("MatMul", {dy, TransposeLast(c, c.node.inputs(1), b.size())}, {}, base + "/da");
+    const std::string da = c.g.Add1("MatMul", {dy, TransposeLast(c, bv, b.size())}, {}, base + "/da");
     Shape full(y.begin(), y.end() - 2);
     full.push_back(a[a.size() - 2]), full.push_back(a.back());
-    c.dx[0] = c.Unbroadcast(da, full, a);
+    c.dx[0] = c.Reshape(c.Unbroadcast(da, full, a), a, a0);
   }
   if (c.Needs(1)) {
-    const std::string db = c.g.Add1("MatMul", {TransposeLast(c, c.node.inputs(0), a.size()), dy}, {}, base + "/db");
+    const std::string db = c.g.Add1("MatMul", {TransposeLast(c, av, a.size()), dy}, {}, base + "/db");
     Shape full(y.begin(), y.end() - 2);
     full.push_back(b[b.size() - 2]), full.push_back(b.back());
-    c.dx[1] = c.Unbroadcast(db, full, b);
+    c.dx[1] = c.Reshape(c.Unbroadcast(db, full, b), b, b0);
   }
   return absl::OkStatus();
 }
@@ -184,6 +177,67 @@ absl::Status GemmRule(GradContext& c) {
   return absl::OkStatus();
 }
 
+// Einsum with one or two operands: an operand's gradient is the einsum of dy
+// (the output's labels) and the other operand onto the labels of this operand
+// that appear in either; labels summed from this operand alone are then
+// broadcast back (Reshape with 1s, Expand).
+absl::Status EinsumRule(GradContext& c) {
+  auto eq_attr = c.node.attributes().find("equation");
+  if (eq_attr == c.node.attributes().end()) return c.Unsupported("without its equation");
+  std::vector<Shape> shapes;
+  for (int i = 0; i < c.node.inputs_size(); ++i) shapes.push_back(c.InputType(i).shape);
+  auto eq = graph::ops::ParseEinsum(c.node, eq_attr->second.s(), shapes);
+  if (!eq.ok()) return eq.status();
+  if (eq->operands.size() > 2) return c.Unsupported("with more than two operands");
+  // Letters for the label ids; the ellipsis dims (52 + i) take letters no label uses.
+  std::vector<char> letter(eq->size.size(), 0);
+  std::string spare;
+  for (int l = 0; l < 52; ++l) {
+    const char ch = static_cast<char>(l < 26 ? 'a' + l : 'A' + (l - 26));
+    if (static_cast<size_t>(l) < eq->used.size() && eq->used[l]) letter[l] = ch;
+    else spare.push_back(ch);
+  }
+  for (size_t l = 52; l < letter.size(); ++l) {
+    if (!eq->used[l]) continue;
+    if (spare.empty()) return c.Unsupported("with more than 52 labels");
+    letter[l] = spare.back();
+    spare.pop_back();
+  }
+  auto word = [&](const std::vector<int>& labels) {
+    std::string w;
+    for (int l : labels) w.push_back(letter[l]);
+    return w;
+  };
+  const size_t n = eq->operands.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (!c.Needs(static_cast<int>(i))) continue;
+    const std::vector<int>& mine = eq->operands[i];
+    std::vector<int> kept;
+    Shape kept_shape = shapes[i];
+    for (size_t d = 0; d < mine.size(); ++d) {
+      const bool elsewhere = eq->InOutput(mine[d]) || (n == 2 && eq->In(static_cast<int>(1 - i), mine[d]));
+      if (elsewhere) kept.push_back(mine[d]);
+      else kept_shape[d] = 1;
+    }
+    std::string equation = word(eq->output);
+    std::vector<std::string> inputs = {c.dy[0]};
+    if (n == 2) {
+      absl::StrAppend(&equation, ",", word(eq->operands[1 - i]));
+      inputs.push_back(c.node.inputs(static_cast<int>(1 - i)));
+    }
+    absl::StrAppend(&equation, "->", word(kept));
+    std::string g = c.Op("Einsum", inputs, {{"equation", AttrString(equation)}});
+    if (kept.size() != mine.size()) {
+      Shape compact;
+      for (int l : kept) compact.push_back(eq->size[l]);
+      g = c.Reshape(g, compact, kept_shape);
+      g = c.Op("Expand", {g, c.g.IntsConstant(c.Base() + "/shape", shapes[i])});
+    }
+    c.dx[i] = g;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void AddMathGradRules(std::map<std::string, GradRule>& rules) {
@@ -194,10 +248,9 @@ void AddMathGradRules(std::map<std::string, GradRule>& rules) {
   rules["Pow"] = PowRule;
   for (const char* op : {"Neg", "Exp", "Log", "Sqrt", "Reciprocal", "Identity"}) rules[op] = UnaryRule;
   rules["Cast"] = CastRule;
-  rules["ReduceSum"] = [](GradContext& c) { return ReduceRule(c, false); };
-  rules["ReduceMean"] = [](GradContext& c) { return ReduceRule(c, true); };
   rules["MatMul"] = MatMulRule;
   rules["Gemm"] = GemmRule;
+  rules["Einsum"] = EinsumRule;
 }
 
 }  // namespace npu::train

@@ -1,5 +1,6 @@
 #include "server/train/gradient_rules.h"
 
+#include <cctype>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -96,12 +97,56 @@ std::string GradContext::Scale(const std::string& v, float scalar, graph::DataTy
   return g.Add1("Mul", {v, c}, {}, Base() + "/scaled");
 }
 
+std::string GradContext::Op(const std::string& op, const std::vector<std::string>& inputs, const Attributes& attrs) {
+  std::string name = op;
+  for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return g.Add1(op, inputs, attrs, Base() + "/" + name);
+}
+
+std::string GradContext::Scalar(float value, graph::DataType dtype) {
+  return g.ScalarConstant(Base() + "/const", value, dtype);
+}
+
+std::string GradContext::Masked(const std::string& cond, const std::string& v, graph::DataType dtype) {
+  return Op("Where", {cond, v, Scalar(0.0f, dtype)});
+}
+
+std::string GradContext::Zeros(const graph::TensorType& type) {
+  v1::Tensor zeros;
+  zeros.set_dtype(type.dtype);
+  for (int64_t d : type.shape) zeros.add_shape(d);
+  zeros.mutable_data()->assign(type.bytes(), '\0');
+  return g.Constant(Base() + "/zeros", std::move(zeros));
+}
+
+std::string GradContext::Int64Tensor(const graph::Shape& shape, const std::vector<int64_t>& values) {
+  v1::Tensor t;
+  t.set_dtype(v1::INT64);
+  for (int64_t d : shape) t.add_shape(d);
+  t.set_data(std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(int64_t)));
+  return g.Constant(Base() + "/indices", std::move(t));
+}
+
+int64_t GradContext::IntAttr(const std::string& name, int64_t fallback) const {
+  auto it = node.attributes().find(name);
+  return it == node.attributes().end() ? fallback : it->second.i();
+}
+
+float GradContext::FloatAttr(const std::string& name, float fallback) const {
+  auto it = node.attributes().find(name);
+  if (it == node.attributes().end()) return fallback;
+  return it->second.value_case() == v1::AttributeValue::kF ? it->second.f() : static_cast<float>(it->second.i());
+}
+
 const GradRule* FindGradRule(const std::string& op_type) {
   static const auto* rules = [] {
     auto* r = new std::map<std::string, GradRule>();
     AddMathGradRules(*r);
     AddNnGradRules(*r);
     AddShapeGradRules(*r);
+    AddActivationGradRules(*r);
+    AddReduceGradRules(*r);
+    AddIndexGradRules(*r);
     return r;
   }();
   auto it = rules->find(op_type);

@@ -53,6 +53,21 @@ class GradContext {
   std::string Reshape(const std::string& v, const graph::Shape& from, const graph::Shape& to);
   // `v` * scalar, the scalar of `dtype` (v's).
   std::string Scale(const std::string& v, float scalar, graph::DataType dtype);
+  // op(inputs) appended under this node's base, its one output's name.
+  std::string Op(const std::string& op, const std::vector<std::string>& inputs, const Attributes& attrs = {});
+  // A scalar constant of `dtype`.
+  std::string Scalar(float value, graph::DataType dtype);
+  // Where(cond, v, 0): v where `cond` holds, zero elsewhere (v's dtype; cond broadcasts).
+  std::string Masked(const std::string& cond, const std::string& v, graph::DataType dtype);
+  // A constant zero tensor of `type`.
+  std::string Zeros(const graph::TensorType& type);
+  // A constant INT64 tensor of `shape` holding `values` (row-major).
+  std::string Int64Tensor(const graph::Shape& shape, const std::vector<int64_t>& values);
+  // An integer attribute of the node, or `fallback`.
+  int64_t IntAttr(const std::string& name, int64_t fallback) const;
+  float FloatAttr(const std::string& name, float fallback) const;
+  // Whether input i is given (present and not "").
+  bool Has(int i) const { return i < node.inputs_size() && !node.inputs(i).empty(); }
 
  private:
   absl::StatusOr<const v1::Tensor*> ConstantInput(int input) const;
@@ -71,5 +86,8 @@ const GradRule* FindGradRule(const std::string& op_type);
 void AddMathGradRules(std::map<std::string, GradRule>& rules);   // elementwise, reductions, MatMul, Gemm
 void AddNnGradRules(std::map<std::string, GradRule>& rules);     // activations, norms, pools, Conv, losses
 void AddShapeGradRules(std::map<std::string, GradRule>& rules);  // views, data movement, Gather
+void AddActivationGradRules(std::map<std::string, GradRule>& rules);  // the Vector unary ops, PRelu, Where
+void AddReduceGradRules(std::map<std::string, GradRule>& rules);      // reductions, variadic Max/Min/Sum/Mean
+void AddIndexGradRules(std::map<std::string, GradRule>& rules);  // Slice, Pad, Tile, CumSum, GatherElements, ScatterND
 
 }  // namespace npu::train

@@ -1,8 +1,10 @@
 // Whole graphs differentiated by AppendBackward against torch.autograd:
 // tests/train/make_autodiff_cases.py writes forward graphs (MLP, broadcasting
 // arithmetic, CNN with BatchNorm in training, attention-like shape ops, MSE,
-// seeded dropout) with random shapes and torch's gradients; each is extended
-// with its backward pass, planned and run on a simulated device.
+// seeded dropout, Gemm with every attribute) with random shapes and torch's
+// gradients, and make_op_grad_cases.py one case per op with a gradient rule
+// (per attribute form); each is extended with its backward pass, planned and
+// run on a simulated device.
 //
 // Tolerance, from the numerics: every op computes in fp32 (relative error
 // ~1e-6 after a few ops) and the Cube rounds its operands to fp16, which the
@@ -38,6 +40,14 @@ fs::path CaseDir() {
       fs::path(NPU_SOURCE_DIR) / "tests/train/make_autodiff_cases.py", fs::path(NPU_BINARY_DIR) / "autodiff_cases",
       {fs::path(NPU_SOURCE_DIR) / "tests/train/graph_reference.py", fs::path(NPU_SOURCE_DIR) / "tests/graph/op_cases.py",
        fs::path(NPU_SOURCE_DIR) / "tests/graph/dropout_mask.py"});
+  return dir;
+}
+
+// One op at a time, every attribute form (make_op_grad_cases.py).
+fs::path OpCaseDir() {
+  static const fs::path dir = npu::testing::GeneratedDir(
+      fs::path(NPU_SOURCE_DIR) / "tests/train/make_op_grad_cases.py", fs::path(NPU_BINARY_DIR) / "op_grad_cases",
+      {fs::path(NPU_SOURCE_DIR) / "tests/train/graph_reference.py", fs::path(NPU_SOURCE_DIR) / "tests/graph/op_cases.py"});
   return dir;
 }
 
@@ -107,15 +117,28 @@ void CheckCase(const fs::path& dir) {
   }
 }
 
-TEST(AutodiffTorchTest, GradientsOfWholeGraphsMatchTorchAutograd) {
-  const fs::path dir = CaseDir();
-  ASSERT_FALSE(dir.empty()) << "make_autodiff_cases.py failed (is python3-torch installed?)";
+std::vector<fs::path> Cases(const fs::path& dir) {
   std::vector<fs::path> cases;
   for (const auto& e : fs::directory_iterator(dir)) {
     if (e.is_directory()) cases.push_back(e.path());
   }
   std::sort(cases.begin(), cases.end());
-  ASSERT_GE(cases.size(), 16u);
+  return cases;
+}
+
+TEST(AutodiffTorchTest, GradientsOfWholeGraphsMatchTorchAutograd) {
+  const fs::path dir = CaseDir();
+  ASSERT_FALSE(dir.empty()) << "make_autodiff_cases.py failed (is python3-torch installed?)";
+  const std::vector<fs::path> cases = Cases(dir);
+  ASSERT_GE(cases.size(), 22u);
+  for (const fs::path& c : cases) CheckCase(c);
+}
+
+TEST(AutodiffTorchTest, GradientOfEachOpMatchesTorchAutograd) {
+  const fs::path dir = OpCaseDir();
+  ASSERT_FALSE(dir.empty()) << "make_op_grad_cases.py failed";
+  const std::vector<fs::path> cases = Cases(dir);
+  ASSERT_GE(cases.size(), 91u);
   for (const fs::path& c : cases) CheckCase(c);
 }
 

@@ -159,10 +159,158 @@ def evaluate(nodes, values):
             outs = [F.cross_entropy(ins[0], ins[1].long(), reduction=attr(n, "reduction", "mean")),
                     torch.log_softmax(ins[0], 1)]
         else:
-            raise ValueError("no reference for " + op)
+            outs = _more(n, op, ins)
+            if outs is None:
+                raise ValueError("no reference for " + op)
         for name, t in zip(n["outputs"], outs):
             v[name] = t
     return v
+
+
+def _ints(t):
+    return [int(v) for v in np.array(t).reshape(-1)]
+
+
+def _reduce_axes(n, ins, x):
+    axes = _ints(ins[1]) if len(ins) > 1 and ins[1] is not None else attr(n, "axes", None)
+    if not axes:
+        axes = list(range(x.dim()))
+    return sorted(a % x.dim() for a in axes)
+
+
+def _pad_index(n, ins, shape):
+    """Pad through numpy's own np.pad of an index array (-1 marks the constant), then ONNX's crop."""
+    pads = _ints(ins[1])
+    rank = len(shape)
+    axes = [a % rank for a in _ints(ins[3])] if len(ins) > 3 and ins[3] is not None else list(range(rank))
+    before, after = [0] * rank, [0] * rank
+    for j, a in enumerate(axes):
+        before[a], after[a] = pads[j], pads[len(axes) + j]
+    mode = attr(n, "mode", "constant")
+    idx = np.arange(int(np.prod(shape))).reshape(shape)
+    width = [(max(b, 0), max(e, 0)) for b, e in zip(before, after)]
+    if mode == "constant":
+        idx = np.pad(idx, width, mode="constant", constant_values=-1)
+    else:
+        idx = np.pad(idx, width, mode={"reflect": "reflect", "edge": "edge", "wrap": "wrap"}[mode])
+    crop = tuple(slice(-min(b, 0), idx.shape[d] + min(e, 0)) for d, (b, e) in enumerate(zip(before, after)))
+    return idx[crop]
+
+
+def _more(n, op, ins):
+    """The ops of the per-op gradient cases (make_op_grad_cases.py); None for an unknown op."""
+    x = ins[0] if ins else None
+    unary = {"Erf": torch.erf, "Abs": torch.abs, "Sin": torch.sin, "Cos": torch.cos, "Softplus": F.softplus,
+             "Silu": F.silu, "Mish": F.mish, "HardSwish": F.hardswish, "Floor": torch.floor, "Sign": torch.sign}
+    if op in unary:
+        return [unary[op](x)]
+    if op == "Clip":
+        lo = ins[1] if len(ins) > 1 else None
+        hi = ins[2] if len(ins) > 2 else None
+        return [torch.clamp(x, lo, hi)]
+    if op == "HardSigmoid":
+        return [torch.clamp(attr(n, "alpha", 0.2) * x + attr(n, "beta", 0.5), 0, 1)]
+    if op == "Elu":
+        return [F.elu(x, attr(n, "alpha", 1.0))]
+    if op == "Celu":
+        return [F.celu(x, attr(n, "alpha", 1.0))]
+    if op == "Selu":
+        a, g = attr(n, "alpha", 1.6732632423543772), attr(n, "gamma", 1.0507009873554805)
+        return [g * torch.where(x > 0, x, a * torch.expm1(x))]
+    if op == "PRelu":
+        return [torch.where(x > 0, x, ins[1] * x)]
+    if op == "Where":
+        return [torch.where(ins[0].bool(), ins[1], ins[2])]
+    if op == "Greater":
+        return [ins[0] > ins[1]]
+    if op in ("Max", "Min"):
+        fn = torch.maximum if op == "Max" else torch.minimum
+        y = ins[0]
+        for t in ins[1:]:
+            y = fn(y, t)
+        return [y]
+    if op in ("Sum", "Mean"):
+        y = ins[0]
+        for t in ins[1:]:
+            y = y + t
+        return [y / len(ins) if op == "Mean" else y]
+    if op.startswith("Reduce"):
+        axes = _reduce_axes(n, ins, x)
+        keep = bool(attr(n, "keepdims", 1))
+        if op == "ReduceMax":
+            y = torch.amax(x, axes, keep)
+        elif op == "ReduceMin":
+            y = torch.amin(x, axes, keep)
+        elif op == "ReduceProd":
+            y = x
+            for a in sorted(axes, reverse=True):
+                y = torch.prod(y, a, keepdim=keep) if keep else torch.prod(y, a)
+        elif op == "ReduceL2":
+            y = torch.linalg.vector_norm(x, 2, axes, keep)
+        elif op == "ReduceL1":
+            y = torch.abs(x).sum(axes, keep)
+        elif op == "ReduceSumSquare":
+            y = (x * x).sum(axes, keep)
+        elif op == "ReduceLogSumExp":
+            y = torch.logsumexp(x, axes, keep)
+        else:
+            return None
+        return [y]
+    if op == "Slice":
+        starts, ends = _ints(ins[1]), _ints(ins[2])
+        axes = _ints(ins[3]) if len(ins) > 3 and ins[3] is not None else list(range(len(starts)))
+        steps = _ints(ins[4]) if len(ins) > 4 and ins[4] is not None else [1] * len(starts)
+        y = x
+        for s0, e0, a, st in zip(starts, ends, axes, steps):
+            keep = np.arange(x.shape[a])[slice(s0, e0, st)]  # Python's slicing: ONNX's clamping
+            y = torch.index_select(y, a % x.dim(), torch.from_numpy(keep.astype(np.int64)))
+        return [y]
+    if op == "Pad":
+        idx = torch.from_numpy(_pad_index(n, ins, list(x.shape)))
+        flat = torch.cat([x.reshape(-1), torch.zeros(1, dtype=x.dtype)])  # index -1: the constant 0
+        return [flat[idx]]
+    if op == "Tile":
+        return [x.repeat(*_ints(ins[1]))]
+    if op == "CumSum":
+        a = _ints(ins[1])[0]
+        t = torch.flip(x, [a]) if attr(n, "reverse", 0) else x
+        y = torch.cumsum(t, a)
+        if attr(n, "exclusive", 0):
+            y = y - t
+        return [torch.flip(y, [a]) if attr(n, "reverse", 0) else y]
+    if op == "GatherElements":
+        a = attr(n, "axis", 0) % x.dim()
+        idx = ins[1].long()
+        return [torch.gather(x, a, torch.where(idx < 0, idx + x.shape[a], idx))]
+    if op == "ScatterND":
+        idx = ins[1].long()
+        k = idx.shape[-1]
+        dims = torch.tensor(list(x.shape[:k]))
+        idx = torch.where(idx < 0, idx + dims, idx).reshape(-1, k)
+        upd = ins[2].reshape((-1,) + tuple(x.shape[k:]))
+        return [x.index_put(tuple(idx.t()), upd, accumulate=attr(n, "reduction", "none") == "add")]
+    if op == "Einsum":
+        eq = attr(n, "equation")
+        contracts = len(ins) == 2 and any(ch.isalpha() and ch in eq.split("->")[0].split(",")[1]
+                                          and ch not in eq.split("->")[1] for ch in eq.split("->")[0].split(",")[0])
+        if contracts:  # the Cube's contraction: fp16 operands
+            return [g16(torch.einsum(eq, r16(ins[0]), r16(ins[1])))]
+        return [torch.einsum(eq, *ins)]
+    if op == "Trilu":
+        k = _ints(ins[1])[0] if len(ins) > 1 else 0
+        return [torch.triu(x, k) if attr(n, "upper", 1) else torch.tril(x, k)]
+    if op in ("DepthToSpace", "SpaceToDepth"):
+        b = attr(n, "blocksize")
+        nb, c, h, w = x.shape
+        if op == "SpaceToDepth":  # ONNX's formula
+            t = x.reshape(nb, c, h // b, b, w // b, b).permute(0, 3, 5, 1, 2, 4)
+            return [t.reshape(nb, c * b * b, h // b, w // b)]
+        if attr(n, "mode", "DCR") == "DCR":
+            t = x.reshape(nb, b, b, c // (b * b), h, w).permute(0, 3, 4, 1, 5, 2)
+        else:
+            t = x.reshape(nb, c // (b * b), b, b, h, w).permute(0, 1, 4, 2, 5, 3)
+        return [t.reshape(nb, c // (b * b), h * b, w * b)]
+    return None
 
 
 def graph_json(name, nodes, inputs, inits, outputs):

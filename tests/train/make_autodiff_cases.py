@@ -128,6 +128,21 @@ for v in range(3):
           {"emb": f32(vocab, d), "ln_w": f32(d, lo=0.5, hi=1.5), "ln_b": f32(d), "wq": f32(d, d), "wk": f32(d, d),
            "pb": f32(1, d)}, consts)
 
+# ---- Gemm with every attribute: alpha, beta, transA, transB, C broadcast -------------------------
+# Y = alpha op(A) op(B) + beta C, then tanh and a weighted sum (so dY varies per element); A, B and C
+# are all differentiated. C takes each shape that broadcasts unidirectionally to [M, N].
+for v, (ta, tb, alpha, beta, cshape) in enumerate([(0, 0, 0.7, 1.5, "mn"), (1, 0, -1.3, 0.5, "n"),
+                                                   (0, 1, 1.0, 2.0, "1n"), (1, 1, 2.5, -0.75, "m1"),
+                                                   (1, 0, 1.0, 1.0, "scalar"), (0, 1, 0.5, 0.0, "mn")]):
+    m, k, n_ = (int(x) for x in rng.integers([2, 3, 2], [13, 21, 11]))
+    c = {"mn": (m, n_), "n": (n_,), "1n": (1, n_), "m1": (m, 1), "scalar": ()}[cshape]
+    attrs = {"transA": ta, "transB": tb, "alpha": alpha, "beta": beta}
+    nodes = [node("gemm", "Gemm", ["a", "b", "c"], ["y"], **attrs), node("tanh", "Tanh", ["y"], ["t"]),
+             node("w", "Mul", ["t", "r"], ["tr"]), node("sum", "ReduceSum", ["tr"], ["loss"], keepdims=0)]
+    write("gemm_%d" % v, nodes, {"r": f32(m, n_)},
+          {"a": f32(*((k, m) if ta else (m, k))), "b": f32(*((n_, k) if tb else (k, n_))),
+           "c": f32(*c, lo=-0.5, hi=0.5)}, {})
+
 # ---- MSE regression: Sub, Mul, ReduceMean ------------------------------------------------------------
 for v in range(2):
     b, d, o = (int(x) for x in rng.integers([2, 2, 1], [20, 12, 5]))

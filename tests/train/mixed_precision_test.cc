@@ -20,6 +20,7 @@ namespace npu::train {
 namespace {
 
 using graph::HostTensor;
+using testing::AddNode;
 using testing::BitwiseEqual;
 using testing::DeviceFor;
 
@@ -33,16 +34,6 @@ v1::Tensor RandomTensor(std::vector<int64_t> shape, float scale, std::mt19937& r
   for (float& x : v) x = u(rng);
   t.set_data(std::string(reinterpret_cast<const char*>(v.data()), v.size() * 4));
   return t;
-}
-
-void AddNode(v1::Graph& g, const std::string& name, const std::string& op, std::vector<std::string> in,
-             std::vector<std::string> out, std::map<std::string, v1::AttributeValue> attrs = {}) {
-  v1::Node* n = g.add_nodes();
-  n->set_name(name);
-  n->set_op_type(op);
-  for (auto& i : in) n->add_inputs(i);
-  for (auto& o : out) n->add_outputs(o);
-  for (auto& [k, v] : attrs) (*n->mutable_attributes())[k] = v;
 }
 
 // x [B, 16] -> Gemm -> BatchNorm -> Relu -> Gemm -> logits [B, 4].

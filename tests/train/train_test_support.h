@@ -45,6 +45,17 @@ inline double RelativeMaxError(const graph::HostTensor& got, const graph::HostTe
   return err / scale;
 }
 
+// Appends a node to a graph under construction.
+inline void AddNode(v1::Graph& g, const std::string& name, const std::string& op, std::vector<std::string> in,
+                    std::vector<std::string> out, std::map<std::string, v1::AttributeValue> attrs = {}) {
+  v1::Node* n = g.add_nodes();
+  n->set_name(name);
+  n->set_op_type(op);
+  for (auto& i : in) n->add_inputs(i);
+  for (auto& o : out) n->add_outputs(o);
+  for (auto& [k, v] : attrs) (*n->mutable_attributes())[k] = v;
+}
+
 inline bool BitwiseEqual(const graph::HostTensor& a, const graph::HostTensor& b) {
   // memcmp may not be given the null data of an empty tensor.
   return a.type() == b.type() && (a.bytes() == 0 || std::memcmp(a.data(), b.data(), a.bytes()) == 0);

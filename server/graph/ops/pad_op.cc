@@ -13,38 +13,16 @@
 #include "server/graph/node_error.h"
 #include "server/graph/ops/builtin_ops.h"
 #include "server/graph/ops/dim_map_copy.h"
+#include "server/graph/ops/pad_source.h"
 #include "server/graph/ops/shape_args.h"
 
 namespace npu::graph::ops {
 namespace {
 
-enum class PadMode { kConstant, kReflect, kEdge, kWrap };
-
 absl::StatusOr<PadMode> ModeOf(const InferContext& c) {
   auto mode = c.attrs.String("mode", "constant");  // one of the schema's choices
   if (!mode.ok()) return mode.status();
-  if (*mode == "reflect") return PadMode::kReflect;
-  if (*mode == "edge") return PadMode::kEdge;
-  if (*mode == "wrap") return PadMode::kWrap;
-  return PadMode::kConstant;
-}
-
-// The input index that output index o (o - begin in input coordinates) reads
-// along a dim of n elements, or -1 for the constant.
-int64_t SourceIndex(PadMode mode, int64_t i, int64_t n) {
-  if (i >= 0 && i < n) return i;
-  switch (mode) {
-    case PadMode::kConstant: return -1;
-    case PadMode::kEdge: return i < 0 ? 0 : n - 1;
-    case PadMode::kWrap: return ((i % n) + n) % n;
-    case PadMode::kReflect: {
-      if (n == 1) return 0;
-      const int64_t period = 2 * (n - 1);
-      const int64_t m = ((i % period) + period) % period;
-      return m < n ? m : period - m;
-    }
-  }
-  return -1;
+  return PadModeNamed(*mode);
 }
 
 struct PadPlan {
@@ -106,7 +84,7 @@ absl::StatusOr<std::vector<TensorType>> InferPad(InferContext& c) {
   if (auto n = CheckedElements(out, "the padded output"); !n.ok()) return AtNode(c.node, n.status());
   if (auto b = CheckedBytes(type, c.max_tensor_bytes, "the padded output"); !b.ok()) return AtNode(c.node, b.status());
   const PadMode m = *mode;
-  PadPlan plan{MakeDimMap(x.shape, out, [&](int64_t d, int64_t o) { return SourceIndex(m, o - begin[d], x.shape[d]); })};
+  PadPlan plan{MakeDimMap(x.shape, out, [&](int64_t d, int64_t o) { return PadSourceIndex(m, o - begin[d], x.shape[d]); })};
   c.Prepare(std::move(plan));
   return std::vector<TensorType>{type};
 }
