@@ -642,14 +642,14 @@ std::vector<BadCase> BadRequests() {
       }));
   add("trainable not in the model", StatusCode::INVALID_ARGUMENT, "trainable parameter \"w9\"",
       create([](auto& r) { r.add_trainable("w9"); }));
-  add("an op without a gradient", StatusCode::INVALID_ARGUMENT, "\"sin\" (Sin)", create([](auto& r) {
+  add("an op without a gradient", StatusCode::INVALID_ARGUMENT, "\"hard\" (Hardmax)", create([](auto& r) {
         v1::Graph& g = *r.mutable_graph();
         v1::Node* n = g.add_nodes();
-        n->set_name("sin");
-        n->set_op_type("Sin");
+        n->set_name("hard");
+        n->set_op_type("Hardmax");
         n->add_inputs(g.outputs(0));
-        n->add_outputs("floored");
-        g.set_outputs(0, "floored");
+        n->add_outputs("hardened");
+        g.set_outputs(0, "hardened");
       }));
   add("onnx bytes that are not ONNX", StatusCode::INVALID_ARGUMENT, "ONNX",
       create([](auto& r) { r.set_onnx_model("not a model"); }));
