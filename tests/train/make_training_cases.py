@@ -41,8 +41,10 @@ def make_optimizer(params, cfg):
     return torch.optim.AdamW(params, lr=lr, weight_decay=wd)
 
 
-def write(name, nodes, x_shape, loss, params, buffers, consts, cfg, batches):
-    """params, buffers: initializers (name -> array); batches: list of (x, y)."""
+def write(name, nodes, x_shape, loss, params, buffers, consts, cfg, batches, skips=()):
+    """params, buffers: initializers (name -> array); batches: list of (x, y); skips: the steps whose
+    batch carries a NaN, so their gradients are not finite and the step is skipped, as apex's scaler
+    skips an overflowing step: no optimizer.step(), so torch.optim's state and step count stay."""
     d = dirs.new(name)
     inits = dict(params)
     inits.update(buffers)
@@ -61,6 +63,9 @@ def write(name, nodes, x_shape, loss, params, buffers, consts, cfg, batches):
     opt = make_optimizer(list(p.values()), cfg)
     losses = []
     for i, (x, y) in enumerate(batches):
+        if i in skips:
+            x = x.copy()
+            x.flat[0] = np.nan
         ref.save(d, "x_%d" % i, x)
         ref.save(d, "y_%d" % i, y)
         values = dict(p)
@@ -76,13 +81,23 @@ def write(name, nodes, x_shape, loss, params, buffers, consts, cfg, batches):
             l = torch.nn.functional.mse_loss(out, yt.double())
         opt.zero_grad()
         l.backward()
-        opt.step()
+        finite = all(bool(torch.isfinite(t.grad).all()) for t in p.values())
+        assert finite == (i not in skips), (name, i)
+        if finite:
+            opt.step()
         losses.append(l.item())
         for n in nodes:  # BatchNormalization's running statistics, ONNX's update
             if n["op"] == "BatchNormalization":
                 b[n["inputs"][3]] = values[n["outputs"][1]].detach()
                 b[n["inputs"][4]] = values[n["outputs"][2]].detach()
     ref.save(d, "ref_losses", np.array(losses, np.float32))
+    with open(os.path.join(d, "skips.txt"), "w") as f:
+        f.write("".join("%d\n" % i for i in sorted(skips)))
+    # torch.optim's state per parameter, in the trainer's slot order (none for plain SGD).
+    slots = {"momentum": ["momentum_buffer"], "adam": ["exp_avg", "exp_avg_sq"], "adamw": ["exp_avg", "exp_avg_sq"]}
+    for k, t in p.items():
+        for j, slot in enumerate(slots.get(cfg["optimizer"], [])):
+            ref.save(d, "ref_state_%s_%d" % (k, j), opt.state[t][slot].numpy().astype(np.float32))
     for k, v in p.items():
         ref.save(d, "ref_" + k, v.detach().numpy().astype(np.float32))
     for k, v in b.items():
@@ -97,9 +112,10 @@ params = {"w1": f32(hid, dim, lo=-0.4, hi=0.4), "b1": f32(hid, lo=-0.1, hi=0.1),
           "b2": f32(cls, lo=-0.1, hi=0.1)}
 batches = [(f32(bsz, dim, lo=-2, hi=2), rng.integers(0, cls, size=bsz).astype(np.int64)) for _ in range(6)]
 write("mlp_momentum", nodes, (bsz, dim), "cross_entropy", params, {}, {},
-      {"optimizer": "momentum", "lr": 0.1, "momentum": 0.9, "weight_decay": 1e-3}, batches)
+      {"optimizer": "momentum", "lr": 0.1, "momentum": 0.9, "weight_decay": 1e-3}, batches, skips=(2,))
+# Skipped steps first and in the middle: Adam's bias corrections count the applied steps only.
 write("mlp_adam", nodes, (bsz, dim), "cross_entropy", params, {}, {},
-      {"optimizer": "adam", "lr": 0.01, "weight_decay": 0.0}, batches)
+      {"optimizer": "adam", "lr": 0.01, "weight_decay": 1e-2}, batches, skips=(0, 3))
 
 # ---- a small CNN with BatchNorm (training mode), Adam --------------------------------------
 n, c, hw, m, cls = 8, 1, 8, 4, 10
@@ -123,7 +139,7 @@ nodes = [node("fc1", "Gemm", ["x", "w1", "b1"], ["h"], transB=1), node("tanh", "
 params = {"w1": f32(8, 6), "b1": f32(8), "w2": f32(3, 8)}
 batches = [(f32(10, 6), f32(10, 3)) for _ in range(5)]
 write("mse_adamw", nodes, (10, 6), "mse", params, {}, {}, {"optimizer": "adamw", "lr": 0.02, "weight_decay": 0.05},
-      batches)
+      batches, skips=(1, 2))
 write("mse_sgd", nodes, (10, 6), "mse", params, {}, {}, {"optimizer": "sgd", "lr": 0.1, "weight_decay": 0.0}, batches)
 
 print("wrote %d cases to %s" % (dirs.count, OUT))
