@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "kernels/cube_dispatch.h"
+#include "kernels/cube_pack.h"
 #include "kernels/cube_packed_b.h"
 #include "kernels/cube_tile.h"
 #include "kernels/cube_tile_counts.h"
@@ -30,6 +31,26 @@ constexpr int64_t kMaxSharedBBytes = int64_t{64} << 20;
 CubeWorkspace& CallerCubeWorkspace() {
   static thread_local CubeWorkspace workspace;
   return workspace;
+}
+
+// Saturation mode rounds an operand that IEEE would make inf or NaN to +-65504
+// or 0, which hides it from the result; the float status still counts it (as
+// the Vector stores count theirs), so an overflow check sees a NaN input.
+uint64_t SaturatedOperands(const GemmProblem& p) {
+  uint64_t count = 0;
+  if (p.a_source != nullptr) {
+    count += p.a_source->SaturatedOperands(p.batch, p.m);
+  } else if (p.a_type == ElemType::kFloat32) {
+    count += CountSaturatedOperands(OperandView{p.a, p.a_type, p.lda, p.trans_a}, p.m, p.k,
+                                    p.a_batch_stride == 0 ? 1 : p.batch, p.a_batch_stride);
+  }
+  if (p.packed_b != nullptr) {
+    count += p.packed_b->saturated_operands();
+  } else if (p.b_type == ElemType::kFloat32) {
+    count += CountSaturatedOperands(OperandView{p.b, p.b_type, p.ldb, p.trans_b}, p.k, p.n,
+                                    p.b_batch_stride == 0 ? 1 : p.batch, p.b_batch_stride);
+  }
+  return count;
 }
 
 void CubeGemm(const GemmProblem& p, const CubeTileShape& tile, std::vector<CubeTileCounts>* tiles) {
@@ -109,10 +130,11 @@ void CubeGemm(const GemmProblem& p, const CubeTileShape& tile, std::vector<CubeT
                       static_cast<double>(p.k);
   if (threads == 1 || total == 1 || !WorthAParallelRegion(macs, kParallelGrainMacs)) {
     run_share(0, 1);
-    return;
-  }
+  } else {
 #pragma omp parallel num_threads(threads)
-  run_share(omp_get_thread_num(), omp_get_num_threads());
+    run_share(omp_get_thread_num(), omp_get_num_threads());
+  }
+  if (tiles && p.saturate_fp16) (*tiles)[0].overflow_elements += SaturatedOperands(p);
 }
 
 }  // namespace npu::kernels

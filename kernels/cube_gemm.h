@@ -54,7 +54,9 @@ struct CubeTileCounts {
   uint64_t mte1_bytes = 0;      // L1 -> L0A/L0B: fractals laid out
   uint64_t fixpipe_bytes = 0;   // L0C -> GM: C written
   uint64_t k_steps = 0;         // k_tile slices (scalar loop iterations)
-  uint64_t overflow_elements = 0;  // fp16 results saturated to +-65504 or made inf/NaN by FixPipe's cast
+  // fp16 results saturated to +-65504 or made inf/NaN by FixPipe's cast; the
+  // first tile also counts, in saturation mode, the operands MTE1 saturated.
+  uint64_t overflow_elements = 0;
 };
 
 // Where element (r, j) of C (rows r < m, columns j < n of one batch) is stored.
@@ -139,6 +141,10 @@ class CubeASource {
   // columns, as fp32 values of fp16 roundings in the float mode (`saturate`:
   // cube_operand_rounding.h), in slivers of CubeSliverRows rows.
   virtual void Pack(int64_t batch, int64_t m0, int64_t mt, int64_t k, int mr, bool saturate, float* out) const = 0;
+  // How many source values of op(A) (`batches` batches of m rows), each counted
+  // once, saturation would hide: NaN, +-inf, or beyond fp16's range (fp16.h's
+  // CountHalfOverflow). Called outside the parallel region.
+  virtual uint64_t SaturatedOperands(int64_t batches, int64_t m) const = 0;
 };
 
 // Which host SIMD code runs the Cube's micro-kernel (SimdPath, cpu_features.h).

@@ -247,4 +247,20 @@ void Im2ColA::Pack(int64_t group, int64_t m0, int64_t mt, int64_t k, int mr, boo
   }
 }
 
+uint64_t Im2ColA::SaturatedOperands(int64_t groups, int64_t m) const {
+  if (type_ != ElemType::kFloat32 || g_.pixels() == 0) return 0;
+  const float* input = static_cast<const float*>(input_);
+  const int64_t plane = g_.h * g_.w, images = m / g_.pixels();
+  uint64_t count = 0;
+  for (int64_t img = 0; img < images; ++img) {
+    for (int64_t grp = 0; grp < groups; ++grp) {
+      for (int64_t c = 0; c < g_.channels; ++c) {
+        const float* at = input + img * g_.image_stride + grp * g_.group_stride + c * plane;
+        count += CountHalfOverflow(at, static_cast<size_t>(plane));
+      }
+    }
+  }
+  return count;
+}
+
 }  // namespace npu::kernels

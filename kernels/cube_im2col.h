@@ -35,6 +35,8 @@ class Im2ColA final : public CubeASource {
  public:
   Im2ColA(const void* input, ElemType type, const Im2ColGeometry& g) : input_(input), type_(type), g_(g) {}
   void Pack(int64_t group, int64_t m0, int64_t mt, int64_t k, int mr, bool saturate, float* out) const override;
+  // Each input value under any tap once (padding holds zeros).
+  uint64_t SaturatedOperands(int64_t groups, int64_t m) const override;
 
  private:
   const void* input_;

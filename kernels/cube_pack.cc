@@ -253,4 +253,17 @@ void PackCubeB(const OperandView& b, int64_t n0, int64_t nt, int64_t k0, int64_t
   }
 }
 
+uint64_t CountSaturatedOperands(const OperandView& x, int64_t rows, int64_t cols, int64_t batches,
+                                int64_t batch_stride) {
+  if (x.type != ElemType::kFloat32 || x.base == nullptr) return 0;
+  // Stored as `lines` runs of `len` contiguous values.
+  const int64_t lines = x.trans ? cols : rows, len = x.trans ? rows : cols;
+  uint64_t count = 0;
+  for (int64_t b = 0; b < batches; ++b) {
+    const float* base = static_cast<const float*>(x.base) + b * batch_stride;
+    for (int64_t l = 0; l < lines; ++l) count += CountHalfOverflow(base + l * x.ld, static_cast<size_t>(len));
+  }
+  return count;
+}
+
 }  // namespace npu::kernels

@@ -28,6 +28,13 @@ struct OperandView {
   bool trans = false;
 };
 
+// How many values of op(X) (rows x cols, in each of `batches` batches
+// `batch_stride` elements apart) are beyond fp16's range or not finite
+// (CountHalfOverflow): what saturation mode hides. 0 for fp16 operands, which
+// the Cube reads as they are.
+uint64_t CountSaturatedOperands(const OperandView& x, int64_t rows, int64_t cols, int64_t batches,
+                                int64_t batch_stride);
+
 // Height of the A sliver that starts at tile row s0: mr, except that a short
 // remainder (< mr / 2 rows) is merged with the sliver before it and the two are
 // split evenly, so no micro-kernel runs with 1-2 rows (too few independent FMA

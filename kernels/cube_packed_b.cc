@@ -13,6 +13,7 @@ PackedCubeB PackedCubeB::Pack(const OperandView& b, int64_t k, int64_t n, int64_
   packed.k_ = k;
   packed.n_ = n;
   packed.batches_ = batches;
+  if (saturate) packed.saturated_ = CountSaturatedOperands(b, k, n, batches, batch_stride);
   const size_t bytes = std::max<size_t>((packed.bytes() + 63) / 64 * 64, 64);
   packed.data_.reset(static_cast<half_bits*>(std::aligned_alloc(64, bytes)));
   if (packed.data_ == nullptr) throw std::bad_alloc();

@@ -35,6 +35,8 @@ class PackedCubeB {
   int64_t n() const { return n_; }
   int64_t batches() const { return batches_; }
   bool saturate() const { return saturate_; }  // the float mode it was rounded in
+  // In saturation mode, the values its rounding saturated (CountSaturatedOperands).
+  uint64_t saturated_operands() const { return saturated_; }
   int64_t panel_stride() const { return CubePanelStride(k_); }
   int64_t batch_stride() const { return panels() * panel_stride(); }  // halves
   int64_t panels() const { return (n_ + 15) / 16; }
@@ -47,6 +49,7 @@ class PackedCubeB {
   };
   int64_t k_ = 0, n_ = 0, batches_ = 0;
   bool saturate_ = false;
+  uint64_t saturated_ = 0;
   std::unique_ptr<half_bits, Free> data_;
 };
 

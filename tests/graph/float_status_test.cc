@@ -193,6 +193,9 @@ class CubeFloatModeTest : public ::testing::TestWithParam<kernels::SimdPath> {
     const ExecResult sat = RunOne(kSaturation, op, in, attrs, constant);
     const ExecResult ieee = RunOne(kInfNan, op, in, attrs, constant);
     EXPECT_EQ(Out(sat), saturation) << op << " on the 910";
+    // Each case holds one operand that saturation hides (1e5, NaN, -inf): the
+    // float status still counts it once, or an overflow check would miss it.
+    EXPECT_EQ(sat.overflow_elements, 1u) << op << " on the 910";
     if (std::isnan(inf_nan)) {
       EXPECT_TRUE(std::isnan(Out(ieee))) << op << " on the 910B: " << Out(ieee);
     } else {

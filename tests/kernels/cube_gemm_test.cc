@@ -534,6 +534,41 @@ TEST(CubeGemm, CountsOverflowingResultsPerTile) {
   }
 }
 
+// Saturation mode rounds an fp32 operand that would be inf or NaN in fp16 to
+// +-65504 or 0, so the results hide it; the first tile counts each such operand
+// once (NaN, +-inf, 65520; 65519 and 65504 round to 65504 as IEEE does and are
+// not counted), with B as a matrix or pre-packed, A plain or transposed, so a
+// NaN in a batch still sets the float status. In inf_nan mode the results
+// carry them.
+TEST(CubeGemm, CountsTheOperandsSaturationHides) {
+  for (bool saturate : {false, true}) {
+    for (BFeed feed : {BFeed::kMatrix, BFeed::kPrePacked}) {
+      for (bool trans_a : {false, true}) {
+        Operands o;
+        o.m = 40, o.n = 50, o.k = 6;
+        o.in_type = ElemType::kFloat32;
+        o.trans_a = trans_a;
+        o.saturate = saturate;
+        o.a32.assign(o.m * o.k, 0.5f);
+        o.b32.assign(o.k * o.n, 0.25f);
+        o.a32[7] = NAN, o.a32[100] = -INFINITY, o.a32[200] = 65520.0f, o.a32[201] = 65519.0f;
+        o.b32[3] = 1e5f, o.b32[60] = NAN, o.b32[61] = 65504.0f;
+        std::vector<CubeTileCounts> counts;
+        RunGemm(o, CubeTileShape{32, 32, 64}, 2, SimdPath::kAuto, &counts, feed);
+        ASSERT_EQ(counts.size(), 4u);
+        SCOPED_TRACE(::testing::Message() << "saturate " << saturate << " pre-packed "
+                                          << (feed == BFeed::kPrePacked) << " trans_a " << trans_a);
+        if (saturate) {  // every result is finite: the count is the operands'
+          EXPECT_EQ(counts[0].overflow_elements, 5u);
+          for (size_t t = 1; t < counts.size(); ++t) EXPECT_EQ(counts[t].overflow_elements, 0u);
+        } else {  // the inf and NaN results are FixPipe's to count, per tile
+          EXPECT_GT(counts[0].overflow_elements, 0u);
+        }
+      }
+    }
+  }
+}
+
 // Channel-major output (a convolution's NCHW): rows are the pixels of
 // consecutive images, columns their channels. The same bits as row-major C,
 // transposed per image.

@@ -166,8 +166,16 @@ absl::Status RunConvGrad(RunContext& ctx) {
   std::vector<float> dx_planes(want_dx ? static_cast<size_t>(plane_elems) : 0);
   const size_t dy_elem = ElementSize(dy.type().dtype), w_elem = ElementSize(wt.type().dtype);
   const bool saturate = ctx.preset.fp16_saturation;
-  // The GEMMs write fp32 partials (whose overflow the final stores count).
+  // The GEMMs write fp32 partials (whose overflow the final stores count); in
+  // saturation mode the operands it hides count too, each value once.
   uint64_t overflow = 0;
+  if (saturate) {
+    for (const HostTensor* t : {&x, &dy, &wt}) {
+      if (t->type().dtype == v1::FLOAT32) {
+        overflow += kernels::CountHalfOverflow(t->as<float>(), static_cast<size_t>(t->type().elements()));
+      }
+    }
+  }
 
   for (int64_t img = 0; img < g.n; ++img) {
     for (int64_t grp = 0; grp < g.group; ++grp) {
