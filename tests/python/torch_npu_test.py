@@ -167,6 +167,34 @@ class Modules(unittest.TestCase):
         net(torch.randn(1, 3, 8, 8))
         self.assertEqual(seen, [torch.Size([1, 4])])
 
+    def test_hooks_on_every_submodule_see_the_servers_values(self):
+        torch.manual_seed(1)
+        block = torch.nn.Sequential(torch.nn.Conv2d(4, 4, 3, padding=1), torch.nn.BatchNorm2d(4), torch.nn.ReLU())
+        net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), block, torch.nn.AdaptiveAvgPool2d(1),
+                                  torch.nn.Flatten(), torch.nn.Linear(4, 2)).eval()
+        with torch.no_grad():  # statistics that are not the identity
+            block[1].running_mean.uniform_(-0.5, 0.5)
+            block[1].running_var.uniform_(0.5, 2.0)
+        x = torch.randn(2, 3, 9, 9)
+        log = []
+        for name, m in net.named_modules():  # every module, as users hook them to see where a port breaks
+            m.register_forward_pre_hook(
+                lambda m, inputs, name=name: log.append(("pre", name, tuple(i.shape for i in inputs), None)))
+            m.register_forward_hook(lambda m, inputs, output, name=name: log.append(
+                ("post", name, tuple(i.shape for i in inputs), output.detach().clone())))
+        with torch.no_grad():
+            net(x)
+        host, log[:] = list(log), []
+        net.npu()
+        net(x)
+        # Each hook fired once, in torch's order (pre-hooks and hooks interleaved; the root's around the run),
+        # with the inputs' shapes and the server's values.
+        self.assertEqual([entry[:3] for entry in log], [entry[:3] for entry in host])
+        for (_, name, _, got), (_, _, _, want) in zip(log, host):
+            if want is not None:
+                with self.subTest(module=name or "root"):
+                    self.assert_close_to_fp16_cube(got, want)
+
     def test_training_on_the_npu_is_refused_by_name(self):
         net = small_cnn().npu().train()
         with self.assertRaisesRegex(RuntimeError, r"training Sequential on npu:0 .* gradient graphs"):

@@ -5,7 +5,9 @@ signature (shapes and dtypes) and per state of its parameters (torch's
 in-place version counters: an optimizer step or load_state_dict makes a new
 export), registered on its device, and run there; the outputs come back as
 CPU tensors in the structure forward returns. Hooks on the module itself
-(forward pre-hooks and forward hooks) fire around the remote run.
+(forward pre-hooks and forward hooks) fire around the remote run; hooks on
+its submodules fire with the values the server computed for each
+(torch_npu._module_hooks).
 
 Training a module on the NPU (its forward under autograd in train mode) needs
 the server's gradient graphs for it, which npu-server does not offer yet: such
@@ -19,7 +21,7 @@ import functools
 import torch
 from npuserve.torch import compile as _compile
 
-from torch_npu import _runtime
+from torch_npu import _module_hooks, _runtime
 
 _MAX_SIGNATURES = 8  # exports kept per module; the least recently used is unregistered
 
@@ -49,17 +51,18 @@ class _RemoteForward:
                 "gradient graphs for the module, which it does not offer yet. Run evaluation with model.eval() or "
                 "torch.no_grad(), train the CPU module (model.cpu()), or train on the server with `npu train` / "
                 "npuserve.Client.trainer")
-        key = (tuple((tuple(a.shape), a.dtype) for a in args), self._state())
+        hooked = _module_hooks.hooked_submodules(module)
+        key = (tuple((tuple(a.shape), a.dtype) for a in args), self._state(), hooked)
         compiled = self.compiled.get(key)
         if compiled is None:
-            compiled = self._export(args)
+            compiled = self._export(args, hooked)
             self.compiled[key] = compiled
             while len(self.compiled) > _MAX_SIGNATURES:
                 self.compiled.popitem(last=False)[1].close()
         self.compiled.move_to_end(key)
         return compiled(*args)
 
-    def _export(self, args):
+    def _export(self, args, hooked):
         module = self.module
         del module.forward  # the class's forward, for the export's trace
         hooks = [(m, m._forward_pre_hooks.copy(), m._forward_hooks.copy()) for m in module.modules()]
@@ -67,6 +70,8 @@ class _RemoteForward:
             m._forward_pre_hooks.clear()
             m._forward_hooks.clear()
         try:
+            if hooked:  # unfused, run with debug: every submodule's values come back
+                return _module_hooks.HookedExport(module, args, f"npu:{self.index}", hooked)
             return _compile(module, args, client=_runtime.client(), device=f"npu:{self.index}")
         finally:
             for m, pre, post in hooks:
