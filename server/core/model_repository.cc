@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "server/graph/bounded_text.h"
+#include "server/core/model_batchers.h"
 #include "server/core/server_state.h"
 
 namespace npu::core {
@@ -60,7 +61,8 @@ absl::StatusOr<LoadedModel> ModelRepository::ReadModelFile(const std::string& fi
 }
 
 // The version in `folder`: its one model file, read and planned.
-ModelRepository::Version ModelRepository::LoadVersion(const std::string& version, const std::string& folder) const {
+ModelRepository::Version ModelRepository::LoadVersion(const std::string& version, const std::string& folder,
+                                                     const inference::ModelConfig* config) const {
   Version v{version, "", nullptr, ""};
   const RepositoryFiles::Kind onnx_kind = files_->Lookup(Join(folder, kOnnxFile));
   const RepositoryFiles::Kind json_kind = files_->Lookup(Join(folder, kGraphFile));
@@ -83,12 +85,26 @@ ModelRepository::Version ModelRepository::LoadVersion(const std::string& version
     v.reason = std::string(model.status().message());
     return v;
   }
+  // A batched model runs every batch size up to max_batch_size: its plan
+  // cache keeps that many (up to 64) rather than replanning as sizes vary.
+  const bool batched = BatchesDynamically(config);
+  size_t max_plans = ServerLimits{}.max_plans_per_graph;
+  if (batched) max_plans = std::max(max_plans, static_cast<size_t>(std::min(config->max_batch_size(), 64)));
   // Imported and planned as a RegisterGraph of the same bytes would be.
   auto graph = RegisteredGraph::Create(std::move(model->graph), std::move(model->declared_outputs), preset_, limits_,
-                                       ServerLimits{}.max_plans_per_graph);
+                                       max_plans);
   if (!graph.ok()) {
     v.reason = absl::StrCat(files_->PathOf(file), ": ", graph.status().message());
     return v;
+  }
+  for (const v1::ValueInfo& in : batched ? (*graph)->inputs() : std::vector<v1::ValueInfo>{}) {
+    if (in.shape_size() == 0 || in.shape(0) != -1) {
+      v.reason = absl::StrCat(files_->PathOf(file), ": the config has dynamic_batching, but input ",
+                              graph::Quoted(in.name()),
+                              in.shape_size() == 0 ? " is a scalar" : absl::StrCat(" has a fixed first dim ", in.shape(0)),
+                              "; a batched model's inputs take the batch as a dynamic first dim (-1)");
+      return v;
+    }
   }
   v.graph = *std::move(graph);
   return v;
@@ -188,7 +204,7 @@ ModelRepository::Model ModelRepository::ReadModel(const std::string& name) const
     return m;
   }
   if (versions.empty()) {
-    m.versions.push_back(LoadVersion("1", name));  // unversioned: the model file in the folder
+    m.versions.push_back(LoadVersion("1", name, m.config.get()));  // unversioned: the model file in the folder
     return m;
   }
   if (m.config != nullptr) {
@@ -207,7 +223,7 @@ ModelRepository::Model ModelRepository::ReadModel(const std::string& name) const
     if (files_->Lookup(folder) == RepositoryFiles::Kind::kOutside) {
       m.versions.push_back(Version{v, "", nullptr, files_->Outside(folder)});
     } else {
-      m.versions.push_back(LoadVersion(v, folder));
+      m.versions.push_back(LoadVersion(v, folder, m.config.get()));
     }
   }
   return m;

@@ -86,7 +86,9 @@ class ModelRepository {
   Model ReadModel(const std::string& name) const;
   // NAME/config.pbtxt, checked; null when there is none.
   absl::StatusOr<std::shared_ptr<const inference::ModelConfig>> ReadConfig(const std::string& name) const;
-  Version LoadVersion(const std::string& version, const std::string& folder) const;
+  // Reads and plans one version (as `config`, null without one, asks).
+  Version LoadVersion(const std::string& version, const std::string& folder,
+                      const inference::ModelConfig* config) const;
   absl::StatusOr<LoadedModel> ReadModelFile(const std::string& file, bool onnx) const;
 
   const std::unique_ptr<RepositoryFiles> files_;

@@ -92,9 +92,14 @@ struct ResponseOutput {
 // How the request was executed: what every response reports.
 struct Execution {
   int64_t batch_size = 1;                  // rows of the device run (a dynamic batch's sum)
+  int64_t rows = 1;                        // this request's own rows (its batch dim; 1 without batching)
   int64_t requests = 1;                    // requests that shared the run
   std::chrono::nanoseconds queue{0};       // waiting in the model's batcher
   std::chrono::nanoseconds compute{0};     // binding, device run and splitting the results
+  // compute's parts (Triton's compute_input / compute_infer / compute_output):
+  // binding or joining the inputs and planning; the device run, from its
+  // submission (its wait for the device included); the outputs split and kept.
+  std::chrono::nanoseconds compute_input{0}, compute_infer{0}, compute_output{0};
 };
 
 struct Response {

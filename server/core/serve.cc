@@ -4,7 +4,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "server/core/batched_inference.h"
 #include "server/core/input_binding.h"
+#include "server/core/model_batchers.h"
 #include "server/core/serve_call.h"
 #include "server/core/trainer_calls.h"
 #include "server/graph/bounded_text.h"
@@ -21,6 +23,7 @@ struct Resolved {
   std::shared_ptr<RegisteredGraph> graph;  // null for an inline graph
   BindSubject subject;
   std::string model_name, model_version;
+  std::shared_ptr<const inference::ModelConfig> config;  // a repository model's, or null
 };
 
 absl::StatusOr<Resolved> Resolve(ServerState& state, const Request& req) {
@@ -33,6 +36,7 @@ absl::StatusOr<Resolved> Resolve(ServerState& state, const Request& req) {
     r.subject.name = absl::StrCat("model ", graph::Quoted(found->name));
     r.model_name = std::move(found->name);
     r.model_version = std::move(found->version);
+    r.config = std::move(found->config);
   } else if (const auto* id = std::get_if<GraphRef>(&req.target)) {
     auto found = state.graphs.Get(req.tenant, id->id);
     if (!found.ok()) return found.status();
@@ -126,11 +130,30 @@ absl::StatusOr<Response> Answer(ServerState& state, const Request& req, const gr
   return resp;
 }
 
+// The rows of a run of a model whose first dim is the batch (max_batch_size > 0).
+int64_t BatchRows(const graph::Plan& plan) {
+  if (plan.inputs.empty()) return 1;
+  const graph::Shape& shape = plan.values[plan.inputs[0]].type.shape;
+  return shape.empty() ? 1 : shape[0];
+}
+
 void ServeInference(const std::shared_ptr<ServeCall>& call) {
   ServerState& state = call->state();
   Request& req = call->request();
   auto resolved = Resolve(state, req);
   if (!resolved.ok()) return call->Finish(resolved.status());
+  if (!resolved->model_name.empty()) call->SetModel(resolved->model_name, resolved->model_version);
+  // A debug run keeps every intermediate of its own run: it runs alone.
+  if (BatchesDynamically(resolved->config.get()) && !req.debug) {
+    auto batcher = state.batchers.For(resolved->graph, *resolved->config, resolved->model_name,
+                                      resolved->model_version, static_cast<int>(state.devices.devices().size()),
+                                      BatchRunner(state));
+    if (!batcher.ok()) return call->Finish(batcher.status());
+    return EnqueueBatched(call,
+                          BatchedModel{std::move(resolved->graph), std::move(resolved->subject),
+                                       std::move(resolved->model_name), std::move(resolved->model_version)},
+                          **batcher);
+  }
   auto device = ChooseDevice(state, req);
   if (!device.ok()) return call->Finish(device.status());
   auto bound = PlanAndBind(state, req, *resolved, **device);
@@ -146,14 +169,23 @@ void ServeInference(const std::shared_ptr<ServeCall>& call) {
   graph::RunPlanAsync(
       bound->plan, std::move(bound->inputs), std::move(options), **device, req.cancel,
       [call, plan = bound->plan, selection = *std::move(selection), device = *device, started,
+       batch_dim = resolved->config != nullptr && resolved->config->max_batch_size() > 0,
        names = std::pair(std::move(resolved->model_name), std::move(resolved->model_version))](
           absl::StatusOr<graph::ExecResult> run) mutable {
         if (!run.ok()) return call->Finish(run.status());
+        const auto ran = std::chrono::steady_clock::now();
+        if (!names.first.empty()) call->state().inference_metrics.ObserveExecution(names);
         auto resp = Answer(call->state(), call->request(), *plan, selection, device, *std::move(run));
         if (resp.ok()) {
           resp->model_name = std::move(names.first);
           resp->model_version = std::move(names.second);
-          resp->execution.compute = std::chrono::steady_clock::now() - started;
+          Execution& e = resp->execution;
+          if (batch_dim) e.batch_size = e.rows = BatchRows(*plan);
+          const auto now = std::chrono::steady_clock::now();
+          e.compute_input = started - call->started();
+          e.compute_infer = ran - started;
+          e.compute_output = now - ran;
+          e.compute = now - call->started();
         }
         call->Finish(std::move(resp));
       });

@@ -19,6 +19,19 @@ void ServeCall::Finish(absl::StatusOr<Response> result) {
     }
     if (admitted_) state_.counters.runs_failed.fetch_add(1);
   }
+  if (has_model_) {
+    InferenceMetrics::Sample sample{.ok = result.ok()};
+    if (result.ok()) {
+      const Execution& e = result->execution;
+      sample.inferences = e.rows;
+      sample.request = std::chrono::steady_clock::now() - started_;
+      sample.queue = e.queue;
+      sample.compute_input = e.compute_input;
+      sample.compute_infer = e.compute_infer;
+      sample.compute_output = e.compute_output;
+    }
+    state_.inference_metrics.ObserveRequest(model_, sample);
+  }
   state_.counters.runs_in_flight.fetch_sub(1);
   done_(std::move(result));
 }

@@ -4,6 +4,8 @@
 // cancelled at the end) and calls the frontend's `done` exactly once.
 #pragma once
 
+#include <chrono>
+#include <string>
 #include <utility>
 
 #include "absl/status/statusor.h"
@@ -22,6 +24,13 @@ class ServeCall {
 
   ServerState& state() { return state_; }
   Request& request() { return request_; }
+  std::chrono::steady_clock::time_point started() const { return started_; }
+  // The served model (name, version) the request resolved to: its answer is
+  // counted in the model's metrics (inference_metrics.h).
+  void SetModel(std::string name, std::string version) {
+    model_ = {std::move(name), std::move(version)};
+    has_model_ = true;
+  }
 
   // UNAVAILABLE while the server drains; else counts the request in.
   absl::Status Admit();
@@ -33,6 +42,9 @@ class ServeCall {
   Request request_;
   ServeDone done_;
   bool admitted_ = false;
+  bool has_model_ = false;
+  ModelVersionKey model_;
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };
 
 }  // namespace npu::core

@@ -13,7 +13,9 @@
 #include "server/core/auth_tokens.h"
 #include "server/core/device_pool.h"
 #include "server/core/graph_store.h"
+#include "server/core/inference_metrics.h"
 #include "server/core/memory_returner.h"
+#include "server/core/model_batchers.h"
 #include "server/core/model_registry.h"
 #include "server/core/tensor_store.h"
 #include "server/core/trainer_store.h"
@@ -83,12 +85,15 @@ struct ServerState {
   const ServerLimits limits;
   std::unique_ptr<const AuthTokens> auth;  // null: authentication off
   ServerCounters counters;
+  InferenceMetrics inference_metrics;  // Triton's, per model version
   std::atomic<bool> draining{false};
   WorkPool work;  // what calls that wait run on; joined before the stores above go
   // The server's watcher that gives freed memory back (null in tests that
   // build a state alone); work that frees much at once asks it to look now.
   MemoryReturner* memory_returner = nullptr;
   const std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  // Last, so it goes first: a batcher's runs use the devices and stores above.
+  ModelBatchers batchers;
 };
 
 }  // namespace npu::core

@@ -1,6 +1,7 @@
 #include "server/rpc/kserve_infer.h"
 
 #include <cmath>
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 
@@ -29,6 +30,20 @@ absl::Status CheckParameterNames(const InferParameters& params) {
   return absl::OkStatus();
 }
 
+// A count parameter (Triton's "priority", "timeout"): a non-negative int64 or
+// a uint64; 0 when absent.
+absl::StatusOr<uint64_t> CountParameter(const InferParameters& params, const std::string& name, const char* unit) {
+  auto it = params.find(name);
+  if (it == params.end()) return 0;
+  const inference::InferParameter& p = it->second;
+  if (p.parameter_choice_case() == inference::InferParameter::kUint64Param) return p.uint64_param();
+  if (p.parameter_choice_case() == inference::InferParameter::kInt64Param && p.int64_param() >= 0) {
+    return static_cast<uint64_t>(p.int64_param());
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("request parameter ", graph::Quoted(name), " must be a non-negative integer", unit));
+}
+
 // The KServe request as the core takes it.
 absl::StatusOr<core::Request> Translate(const std::string& tenant, InferRequest& req,
                                         std::shared_ptr<device::CancelToken> cancel) {
@@ -43,6 +58,13 @@ absl::StatusOr<core::Request> Translate(const std::string& tenant, InferRequest&
   auto nodes = BoolParameter(req.parameters, kParamProfile, false, "request");
   if (!nodes.ok()) return nodes.status();
   r.profile = true;  // every response carries the profile's figures
+  // Triton's scheduling parameters, read by a model with dynamic batching.
+  auto priority = CountParameter(req.parameters, kParamPriority, "");
+  if (!priority.ok()) return priority.status();
+  r.priority = *priority;
+  auto timeout = CountParameter(req.parameters, kParamTimeout, " (microseconds)");
+  if (!timeout.ok()) return timeout.status();
+  r.timeout = std::chrono::microseconds(static_cast<int64_t>(std::min<uint64_t>(*timeout, INT64_MAX)));
   r.profile_nodes = *nodes;
   if (auto it = req.parameters.find(kParamDevice); it != req.parameters.end()) {
     if (it->second.parameter_choice_case() != inference::InferParameter::kStringParam) {
@@ -95,6 +117,11 @@ InferResult ResultOf(core::Response resp, bool profile_nodes) {
   InferResult result{std::move(resp.model_name), std::move(resp.model_version), std::move(resp.id), {}, {}};
   for (core::ResponseOutput& o : resp.outputs) result.outputs.push_back({std::move(o.name), std::move(o.tensor)});
   if (resp.profile != nullptr) ProfileParameters(*resp.profile, profile_nodes, result.parameters);
+  const core::Execution& e = resp.execution;
+  SetInt(result.parameters, kParamBatchSize, e.batch_size);
+  SetInt(result.parameters, kParamBatchRequests, e.requests);
+  SetInt(result.parameters, kParamQueueNs, e.queue.count());
+  SetInt(result.parameters, kParamComputeNs, e.compute.count());
   return result;
 }
 

@@ -9,11 +9,20 @@
 //   request  npu_device (string)  run on this device ("npu:1"); default: the
 //                                 least busy device
 //   request  npu_profile (bool)   also return the per-node profile
+//   request  priority (uint64)    Triton's: the priority level, for a model
+//                                 with dynamic batching (0: its default)
+//   request  timeout (uint64)     Triton's: the queue timeout in
+//                                 microseconds, where the model allows
+//                                 overrides (HTTP also stops the run then)
 // and returns in every response:
 //   npu_device, npu_preset, npu_cost_model (strings); npu_device_time_ns,
-//   npu_total_cycles, npu_queue_cycles, npu_host_time_ns (int64); and, when
-//   asked, npu_profile: the npu.v1.Profile of the run as JSON (proto field
-//   names), per-node rows without the per-tile slices.
+//   npu_total_cycles, npu_queue_cycles, npu_host_time_ns (int64); how the
+//   request was executed (int64): npu_batch_size (rows of the device run it
+//   shared; its own rows when it ran alone), npu_batch_requests (requests in
+//   that run), npu_queue_ns (waiting in the model's batcher), npu_compute_ns
+//   (from leaving the queue to the answer); and, when asked, npu_profile: the
+//   npu.v1.Profile of the run as JSON (proto field names), per-node rows
+//   without the per-tile slices.
 #pragma once
 
 #include <functional>
@@ -31,6 +40,12 @@ namespace npu::rpc {
 
 inline constexpr char kParamDevice[] = "npu_device";
 inline constexpr char kParamProfile[] = "npu_profile";
+inline constexpr char kParamPriority[] = "priority";
+inline constexpr char kParamTimeout[] = "timeout";
+inline constexpr char kParamBatchSize[] = "npu_batch_size";
+inline constexpr char kParamBatchRequests[] = "npu_batch_requests";
+inline constexpr char kParamQueueNs[] = "npu_queue_ns";
+inline constexpr char kParamComputeNs[] = "npu_compute_ns";
 
 // The protocol's own parameter value type serves both wire forms.
 using InferParameters = google::protobuf::Map<std::string, inference::InferParameter>;

@@ -17,6 +17,7 @@ void Gauge(std::string& out, const char* name, const char* help) {
 
 std::string RenderMetrics(const core::ServerState& state) {
   std::string out = core::RequestMetrics::Global().Render();
+  out += state.inference_metrics.Render(state.batchers.Queued());
   const auto& devices = state.devices.devices();
   std::vector<device::DeviceStatsSnapshot> stats;
   for (const auto& d : devices) stats.push_back(d->Stats());

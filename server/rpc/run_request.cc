@@ -1,5 +1,7 @@
 #include "server/rpc/run_request.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -14,7 +16,8 @@ absl::StatusOr<core::Request> TranslateRun(const v1::RunRequest& req) {
   switch (req.graph_source_case()) {
     case v1::RunRequest::kGraphId: r.target = core::GraphRef{req.graph_id()}; break;
     case v1::RunRequest::kGraph: r.target = core::InlineGraph{&req.graph()}; break;
-    default: return absl::InvalidArgumentError("the run request names no graph (set graph_id or graph)");
+    case v1::RunRequest::kModel: r.target = core::ModelRef{req.model(), req.model_version()}; break;
+    default: return absl::InvalidArgumentError("the run request names no graph (set graph_id, graph or model)");
   }
   for (const v1::RunInput& in : req.inputs()) {
     core::RequestInput& bound = r.inputs.emplace_back();
@@ -38,6 +41,11 @@ absl::StatusOr<core::Request> TranslateRun(const v1::RunRequest& req) {
   r.debug = o.debug();
   r.keep_on_device.assign(o.keep_on_device().begin(), o.keep_on_device().end());
   r.keep_all_on_device = o.keep_all_on_device();
+  r.priority = o.priority();
+  r.timeout = std::chrono::microseconds(static_cast<int64_t>(std::min<uint64_t>(o.timeout_us(), INT64_MAX)));
+  if (!req.model_version().empty() && req.graph_source_case() != v1::RunRequest::kModel) {
+    return absl::InvalidArgumentError("model_version is set, but the run names no model");
+  }
   return r;
 }
 
@@ -57,6 +65,11 @@ void EncodeRunResponse(core::Response result, v1::RunResponse* resp) {
     CopyToProto(o.tensor, out->mutable_tensor());
   }
   if (result.profile != nullptr) *resp->mutable_profile() = *result.profile;
+  v1::Execution* e = resp->mutable_execution();
+  e->set_batch_size(result.execution.batch_size);
+  e->set_requests(result.execution.requests);
+  e->set_queue_ns(result.execution.queue.count());
+  e->set_compute_ns(result.execution.compute.count());
 }
 
 }  // namespace npu::rpc

@@ -1,10 +1,16 @@
-// Small builders shared by the rpc unit tests.
+// Small builders shared by the core unit tests.
 #pragma once
 
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include <google/protobuf/util/json_util.h>
+
+#include "gtest/gtest.h"
+#include "npu/v1/graph.pb.h"
 #include "npu/v1/tensor.pb.h"
 #include "server/device/device.h"
 #include "server/graph/host_tensor.h"
@@ -27,6 +33,19 @@ inline v1::Tensor FloatProto(std::vector<float> values, std::vector<int64_t> sha
   for (int64_t d : shape) t.add_shape(d);
   t.set_data(std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float)));
   return t;
+}
+
+// A graph as a model repository's graph.json holds it (protobuf's JSON mapping).
+inline std::string GraphJson(const v1::Graph& graph) {
+  std::string json;
+  EXPECT_TRUE(google::protobuf::util::MessageToJsonString(graph, &json).ok());
+  return json;
+}
+
+// Writes `text` to `file`, making its folders.
+inline void WriteFile(const std::filesystem::path& file, const std::string& text) {
+  std::filesystem::create_directories(file.parent_path());
+  std::ofstream(file) << text;
 }
 
 }  // namespace npu::core::testing

@@ -19,6 +19,7 @@
 #include "client/graph_builder.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/core/core_test_support.h"
 
 namespace npu::core {
 namespace {
@@ -32,15 +33,10 @@ constexpr char kSecret[] = "SECRET-0xC0FFEE";
 std::string ReluJson() {
   client::GraphBuilder g("relu");
   g.Output(g.Relu(g.Input("x", v1::FLOAT32, {4})), "y");
-  std::string json;
-  EXPECT_TRUE(google::protobuf::util::MessageToJsonString(g.Build(), &json).ok());
-  return json;
+  return testing::GraphJson(g.Build());
 }
 
-void Write(const fs::path& file, const std::string& text) {
-  fs::create_directories(file.parent_path());
-  std::ofstream(file) << text;
-}
+using testing::WriteFile;
 
 class ModelRepositoryBoundaryTest : public ::testing::Test {
  protected:
@@ -49,9 +45,9 @@ class ModelRepositoryBoundaryTest : public ::testing::Test {
     base_ = mkdtemp(dir);
     repo_ = base_ / "repo";
     const fs::path outside = base_ / "outside";
-    Write(outside / "model" / "1" / "graph.json", ReluJson());
-    Write(outside / "secret.json", std::string(kSecret) + " {");
-    Write(repo_ / "good" / "1" / "graph.json", ReluJson());
+    WriteFile(outside / "model" / "1" / "graph.json", ReluJson());
+    WriteFile(outside / "secret.json", std::string(kSecret) + " {");
+    WriteFile(repo_ / "good" / "1" / "graph.json", ReluJson());
     fs::create_symlink(outside / "model", repo_ / "linked_model");          // a model folder
     fs::create_directories(repo_ / "linked_version");
     fs::create_symlink(outside / "model" / "1", repo_ / "linked_version" / "1");  // a version folder
@@ -59,7 +55,7 @@ class ModelRepositoryBoundaryTest : public ::testing::Test {
     fs::create_symlink(outside / "secret.json", repo_ / "linked_file" / "1" / "graph.json");  // a model file
     fs::create_directories(repo_ / "inside" / "1");
     fs::create_symlink("../../good/1/graph.json", repo_ / "inside" / "1" / "graph.json");  // stays inside
-    Write(repo_ / "garbled" / "1" / "graph.json", std::string(kSecret) + " {");
+    WriteFile(repo_ / "garbled" / "1" / "graph.json", std::string(kSecret) + " {");
   }
   ~ModelRepositoryBoundaryTest() override { fs::remove_all(base_); }
 
@@ -188,13 +184,13 @@ TEST(ModelConfigTest, NestingAndSizeAreBounded) {
 }
 
 TEST_F(ModelRepositoryBoundaryTest, AConfigChoosesTheVersionsAndABadOneKeepsTheModelFromLoading) {
-  for (const char* v : {"1", "2", "3"}) Write(repo_ / "versioned" / v / "graph.json", ReluJson());
-  Write(repo_ / "versioned" / "config.pbtxt", "version_policy { latest { num_versions: 2 } }\n");
-  Write(repo_ / "specific" / "1" / "graph.json", ReluJson());
-  Write(repo_ / "specific" / "2" / "graph.json", ReluJson());
-  Write(repo_ / "specific" / "config.pbtxt", "version_policy { specific { versions: [ 1 ] } }\n");
-  Write(repo_ / "bad_config" / "1" / "graph.json", ReluJson());
-  Write(repo_ / "bad_config" / "config.pbtxt", "# a comment\nmax_batch: 1\n");
+  for (const char* v : {"1", "2", "3"}) WriteFile(repo_ / "versioned" / v / "graph.json", ReluJson());
+  WriteFile(repo_ / "versioned" / "config.pbtxt", "version_policy { latest { num_versions: 2 } }\n");
+  WriteFile(repo_ / "specific" / "1" / "graph.json", ReluJson());
+  WriteFile(repo_ / "specific" / "2" / "graph.json", ReluJson());
+  WriteFile(repo_ / "specific" / "config.pbtxt", "version_policy { specific { versions: [ 1 ] } }\n");
+  WriteFile(repo_ / "bad_config" / "1" / "graph.json", ReluJson());
+  WriteFile(repo_ / "bad_config" / "config.pbtxt", "# a comment\nmax_batch: 1\n");
   auto repo = Open(false);
   auto versioned = repo->Get("versioned");
   ASSERT_TRUE(versioned.ok());
