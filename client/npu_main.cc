@@ -156,9 +156,15 @@ int main(int argc, char** argv) {
   bool no_server_profile = false;
   CLI::App* load = app.add_subcommand(
       "load", "load-test a graph: throughput, latency percentiles, server time; a row per concurrency level");
-  load->add_option("graph", load_args.graph_path, "graph as npu.v1.Graph JSON, or an ONNX model")
-      ->type_name("GRAPH.json|MODEL.onnx")
-      ->required();
+  CLI::Option* load_graph = load->add_option("graph", load_args.graph_path, "graph as npu.v1.Graph JSON, or an ONNX model")
+                                ->type_name("GRAPH.json|MODEL.onnx");
+  CLI::Option* load_model =
+      load->add_option("--model", load_args.model,
+                       "instead of a graph file: a model the server serves by name (its model repository's, with "
+                       "its config.pbtxt's dynamic batching); every input from --input")
+          ->excludes(load_graph);
+  load->add_option("--model-version", load_args.model_version, "with --model: the version (default: the highest)")
+      ->needs(load_model);
   load->add_flag("--inline-graph", load_args.inline_graph,
                  "send the graph with every run instead of registering it (automatic for several servers)");
   load->add_option("--input,-i", load_args.inputs, "NAME=FILE.npy; inputs not given are random")

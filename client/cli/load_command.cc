@@ -73,6 +73,23 @@ absl::StatusOr<npu::v1::RunRequest> PrepareLoadRequest(Client& client, const Loa
   npu::v1::RunRequest request;
   request.mutable_options()->set_device(args.device);
   request.mutable_options()->set_profile(args.server_profile);
+  if (args.model.empty() == args.graph_path.empty()) {
+    return UsageError(absl::InvalidArgumentError("npu load takes a graph file or --model NAME (one of them)"));
+  }
+  if (!args.model.empty()) {
+    // The server knows the model's inputs; every one comes from a file.
+    request.set_model(args.model);
+    request.set_model_version(args.model_version);
+    for (auto& [name, tensor] : given) {
+      npu::v1::RunInput* in = request.add_inputs();
+      in->set_name(name);
+      *in->mutable_tensor() = std::move(tensor);
+    }
+    if (request.inputs().empty()) {
+      return UsageError(absl::InvalidArgumentError("with --model, give every input of the model with --input NAME=FILE.npy"));
+    }
+    return request;
+  }
   google::protobuf::RepeatedPtrField<npu::v1::ValueInfo> graph_inputs;
   if (SendsGraphInline(client, args)) {
     absl::StatusOr<npu::v1::Graph> graph = LoadGraphFile(args.graph_path);

@@ -1,4 +1,4 @@
-// `npu load GRAPH.json|MODEL.onnx [--input NAME=FILE.npy ...]
+// `npu load GRAPH.json|MODEL.onnx|--model NAME [--input NAME=FILE.npy ...]
 //    [--concurrency 1,4,16 | --concurrency-range START:END:STEP] [--rate R]
 //    [--requests N] [--warmup N] [--stability-percentage P [--max-windows W]]
 //    [--duration S] [--format table|json|csv]`
@@ -12,7 +12,9 @@
 // from the first of them sent to the last of them answered. With
 // --stability-percentage, windows follow one another until the last three
 // agree within P% in throughput and mean latency (or --max-windows); the row
-// then covers those three. The callers keep sending until the last measured
+// then covers those three. Each row also has the mean executed batch size the
+// responses reported (a model with dynamic batching shares runs; the table's
+// notes give the sizes seen). The callers keep sending until the last measured
 // request is answered, so the server stays loaded to the end. Every step is
 // bounded by its windows and by --duration.
 #pragma once
@@ -32,6 +34,9 @@ namespace npu::client::cli {
 
 struct LoadCommandArgs {
   std::string graph_path;
+  // Or a model the server serves by name (Run's `model`): nothing is
+  // registered, and every input comes from `inputs`.
+  std::string model, model_version;
   std::vector<std::string> inputs;  // "NAME=FILE.npy"; missing inputs are random
   std::vector<int> concurrency = {1};
   double rate = 0;                  // requests/s per step; 0 = closed loop

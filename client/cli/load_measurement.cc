@@ -48,6 +48,7 @@ LoadStep Summarize(const std::vector<RequestRecord>& records) {
       continue;
     }
     latencies_ms.push_back(static_cast<double>(r.answered_ns - r.sent_ns) * 1e-6);
+    if (r.executed_batch > 0) ++step.batch_sizes[r.executed_batch];
     if (r.server_compute_us >= 0) {
       ++profiled;
       compute_sum += r.server_compute_us;
@@ -70,6 +71,13 @@ LoadStep Summarize(const std::vector<RequestRecord>& records) {
   step.server_compute_ms = MeanOfMeasured(compute_sum, profiled) * 1e-3;
   step.device_queue_us = MeanOfMeasured(queue_sum, profiled);
   step.device_compute_us = MeanOfMeasured(device_sum, profiled);
+  double batch_sum = 0;
+  int64_t batched = 0;
+  for (const auto& [size, n] : step.batch_sizes) {
+    batch_sum += static_cast<double>(size) * static_cast<double>(n);
+    batched += n;
+  }
+  step.mean_batch = MeanOfMeasured(batch_sum, batched);
   return step;
 }
 

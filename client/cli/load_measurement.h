@@ -24,6 +24,9 @@ struct RequestRecord {
   float server_compute_us = -1;  // Profile.host_time_us: wall time the server computed
   float device_queue_us = -1;    // Profile.queue_cycles / clock: modeled wait for earlier work
   float device_compute_us = -1;  // (total_cycles - queue_cycles) / clock: modeled execution
+  // From the response's execution: the rows of the device run it was part of
+  // (a dynamic batch's sum); 0 when the server did not say.
+  int32_t executed_batch = 0;
 };
 
 // One row of the report: a step's measured requests summarized. Every field
@@ -39,6 +42,10 @@ struct LoadStep {
   double throughput = 0;  // ok / elapsed_s, requests/s
   double mean_ms = 0, p50_ms = 0, p90_ms = 0, p95_ms = 0, p99_ms = 0, max_ms = 0;  // successful requests
   double server_compute_ms = 0, device_queue_us = 0, device_compute_us = 0;        // means; NaN unprofiled
+  // The executed batch sizes the successful requests reported: their mean
+  // (NaN when none did) and how many requests saw each size.
+  double mean_batch = 0;
+  std::map<int64_t, int64_t> batch_sizes;
   int windows = 0;                // measurement windows run
   std::optional<bool> stable;     // with --stability-percentage: whether the last windows agreed
   bool stopped_by_duration = false;  // --duration ended the step before its windows completed

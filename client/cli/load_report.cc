@@ -38,6 +38,7 @@ const std::vector<Column>& Columns() {
       {"server_compute_ms", "server ms", [](const LoadStep& s) { return s.server_compute_ms; }, 3},
       {"device_queue_us", "dev queue us", [](const LoadStep& s) { return s.device_queue_us; }, 3},
       {"device_compute_us", "dev us", [](const LoadStep& s) { return s.device_compute_us; }, 3},
+      {"mean_batch", "exec batch", [](const LoadStep& s) { return s.mean_batch; }, 2},
       {"windows", "windows", [](const LoadStep& s) { return s.windows; }, 0},
       {"stable", "stable", StableValue, 0},
   };
@@ -95,6 +96,9 @@ void LoadReportWriter::Write(const LoadStep& step) {
     std::vector<std::string> codes;
     for (const auto& [code, n] : step.errors_by_code) codes.push_back(absl::StrFormat("\"%s\": %d", code, n));
     cells.push_back(absl::StrCat("\"error_codes\": {", absl::StrJoin(codes, ", "), "}"));
+    std::vector<std::string> sizes;
+    for (const auto& [size, n] : step.batch_sizes) sizes.push_back(absl::StrFormat("\"%d\": %d", size, n));
+    cells.push_back(absl::StrCat("\"batch_sizes\": {", absl::StrJoin(sizes, ", "), "}"));
     out_ << "{" << absl::StrJoin(cells, ", ") << "}\n";
   }
   header_written_ = true;
@@ -110,6 +114,13 @@ void LoadReportWriter::Write(const LoadStep& step) {
              << (message != step.first_error_message.end() ? absl::StrCat(", the first: ", message->second) : "")
              << "\n";
     }
+  }
+  if (!step.batch_sizes.empty() && format_ == "table") {
+    // The executed batch sizes: how many requests ran in a device run of each size.
+    std::vector<std::string> sizes;
+    for (const auto& [size, n] : step.batch_sizes) sizes.push_back(absl::StrFormat("%d:%d", size, n));
+    notes_ << where << ": executed batch sizes (size:requests) " << absl::StrJoin(sizes, " ")
+           << absl::StrFormat(", mean %.2f\n", step.mean_batch);
   }
   if (step.stopped_by_duration) {
     notes_ << where << ": --duration ended the step after " << step.windows

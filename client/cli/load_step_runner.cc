@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -134,6 +135,9 @@ LoadStep RunLoadStep(Client& client, const npu::v1::RunRequest& request, const L
       r.answered_ns = std::max<int64_t>(1, Nanos(answered - origin));
       r.status_code = static_cast<int>(response.status().code());
       if (response.ok() && response->has_profile()) RecordProfile(response->profile(), r);
+      if (response.ok() && response->has_execution()) {
+        r.executed_batch = static_cast<int32_t>(std::min<int64_t>(response->execution().batch_size(), INT32_MAX));
+      }
       if (!response.ok()) {
         std::lock_guard<std::mutex> lock(mu);
         first_error_message.emplace(absl::StatusCodeToString(response.status().code()),

@@ -2,6 +2,7 @@
 #include "client/cli/load_measurement.h"
 
 #include <cmath>
+#include <map>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -67,6 +68,17 @@ TEST(Summarize, ServerTimesAreMeansOfTheProfiledRequests) {
   EXPECT_DOUBLE_EQ(s.server_compute_ms, 0.2);
   EXPECT_DOUBLE_EQ(s.device_queue_us, 1.0);
   EXPECT_DOUBLE_EQ(s.device_compute_us, 10.0);
+}
+
+TEST(Summarize, ExecutedBatchSizesAreCountedPerSuccessfulRequest) {
+  std::vector<RequestRecord> records = Evenly(6, 1.0, 2.0);
+  const int32_t sizes[] = {16, 16, 8, 8, 0, 4};  // the fifth: the server did not say
+  for (int i = 0; i < 6; ++i) records[i].executed_batch = sizes[i];
+  records[3].status_code = 14;  // failed: no size counts
+  const LoadStep s = Summarize(records);
+  EXPECT_EQ(s.batch_sizes, (std::map<int64_t, int64_t>{{4, 1}, {8, 1}, {16, 2}}));
+  EXPECT_DOUBLE_EQ(s.mean_batch, (16 + 16 + 8 + 4) / 4.0);
+  EXPECT_TRUE(std::isnan(Summarize(Evenly(3, 1.0, 2.0)).mean_batch)) << "no sizes reported: not measured";
 }
 
 TEST(Summarize, ThroughputDoesNotDependOnHowManyRequestsOfASteadyStream) {

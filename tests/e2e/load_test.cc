@@ -3,10 +3,16 @@
 // stability windows, bounded steps, and graphs sent inline behind a target
 // that names several replicas. Throughput consistency is in
 // tests/serial/load_throughput_test.cc (it runs alone).
+#include <unistd.h>
+
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <sstream>
+
+#include <google/protobuf/util/json_util.h>
 
 #include <gtest/gtest.h>
 
@@ -15,6 +21,9 @@
 #include "client/cli/load_command.h"
 #include "client/cli/load_report.h"
 #include "client/client.h"
+#include "client/graph_builder.h"
+#include "client/host_tensor.h"
+#include "client/npy.h"
 #include "tests/e2e/server_process.h"
 
 namespace npu {
@@ -184,6 +193,61 @@ TEST(LoadCommand, SeveralReplicasGetTheGraphInlineAndAllSucceed) {
     ASSERT_TRUE(stats.ok());
     EXPECT_GT(stats->runs_total(), 10u) << s->target();
   }
+}
+
+// A model of the server's repository by name, batched by its config.pbtxt:
+// the rows say which executed batch sizes the responses reported.
+TEST(LoadCommand, ByModelNameReportsTheExecutedBatchSizes) {
+  char dir[] = "/tmp/npu-load-model.XXXXXX";
+  const std::filesystem::path repo = mkdtemp(dir);
+  client::GraphBuilder g("mlp");
+  std::vector<float> w(64 * 32, 0.25f);
+  auto weights = client::MakeFloatTensor(v1::FLOAT32, {64, 32}, w);
+  ASSERT_TRUE(weights.ok());
+  g.Output(g.Relu(g.MatMul(g.Input("x", v1::FLOAT32, {-1, 64}), g.Constant("w", *weights))), "y");
+  std::string json;
+  ASSERT_TRUE(google::protobuf::util::MessageToJsonString(g.Build(), &json).ok());
+  std::filesystem::create_directories(repo / "mlp" / "1");
+  std::ofstream(repo / "mlp" / "1" / "graph.json") << json;
+  std::ofstream(repo / "mlp" / "config.pbtxt")
+      << "max_batch_size: 8\ndynamic_batching { preferred_batch_size: [ 4 ] max_queue_delay_microseconds: 20000 }\n";
+  auto x = client::MakeFloatTensor(v1::FLOAT32, {1, 64}, std::vector<float>(64, 1.0f));
+  ASSERT_TRUE(x.ok());
+  ASSERT_TRUE(client::WriteNpy((repo / "x1.npy").string(), *x).ok());
+
+  testing::ServerProcess server({"--model_repository=" + repo.string()});
+  auto c = client::Client::Connect(server.target());
+  ASSERT_TRUE(c.ok());
+  LoadCommandArgs args = MlpArgs();
+  args.graph_path.clear();
+  args.model = "mlp";
+  args.inputs = {"x=" + (repo / "x1.npy").string()};
+  args.concurrency = {8};
+  args.requests = 80;
+  auto request = client::cli::PrepareLoadRequest(**c, args);
+  ASSERT_TRUE(request.ok()) << request.status();
+  EXPECT_EQ(request->model(), "mlp");
+  EXPECT_TRUE(request->graph_id().empty()) << "nothing is registered";
+  auto steps = client::cli::RunLoad(**c, *request, args, std::cerr);
+  ASSERT_TRUE(steps.ok()) << steps.status();
+  const LoadStep& s = steps->at(0);
+  EXPECT_EQ(s.ok, 80);
+  int64_t counted = 0;
+  for (const auto& [size, n] : s.batch_sizes) {
+    EXPECT_GE(size, 1);
+    EXPECT_LE(size, 8) << "past max_batch_size";
+    counted += n;
+  }
+  EXPECT_EQ(counted, 80);
+  EXPECT_GT(s.mean_batch, 1.0) << "8 callers of batch 1 shared no run";
+  std::ostringstream out, notes;
+  client::cli::LoadReportWriter("table", out, notes).Write(s);
+  EXPECT_NE(out.str().find("exec batch"), std::string::npos) << out.str();
+  EXPECT_NE(notes.str().find("executed batch sizes (size:requests)"), std::string::npos) << notes.str();
+  // Without --model or a graph, or with both: a usage error.
+  args.graph_path = NPU_SOURCE_DIR "/examples/graphs/mlp.json";
+  EXPECT_FALSE(client::cli::PrepareLoadRequest(**c, args).ok());
+  std::filesystem::remove_all(repo);
 }
 
 TEST(LoadCommand, RefusesUnboundedOrMalformedLoads) {
