@@ -26,8 +26,10 @@ def stubs():
     out = tempfile.mkdtemp(prefix="kserve_client_")
     protos = os.path.join(SOURCE, "protos")
     subprocess.run([sys.executable, "-m", "grpc_tools.protoc", f"-I{protos}", f"--python_out={out}",
-                    f"--grpc_python_out={out}", os.path.join(protos, "kserve", "grpc_service.proto")], check=True)
-    open(os.path.join(out, "kserve", "__init__.py"), "a").close()
+                    f"--grpc_python_out={out}", os.path.join(protos, "kserve", "grpc_service.proto"),
+                    os.path.join(protos, "triton", "model_config.proto")], check=True)
+    for pkg in ("kserve", "triton"):
+        open(os.path.join(out, pkg, "__init__.py"), "a").close()
     sys.path.insert(0, out)
     return out
 

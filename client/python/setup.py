@@ -42,7 +42,7 @@ def tool(name, package):
 
 
 def generate_stubs(gen):
-    """protos/npu/v1/*.proto and protos/kserve/*.proto with their gRPC
+    """protos/npu/v1/*.proto, protos/kserve/*.proto and protos/triton/*.proto with their gRPC
     services, and health.proto's messages (loaded by file: its module path
     would shadow grpcio's own `grpc` package)."""
     if not os.path.isdir(os.path.join(PROTOS, "npu", "v1")):
@@ -50,7 +50,8 @@ def generate_stubs(gen):
     protoc = tool("protoc", "protobuf-compiler")
     plugin = tool("grpc_python_plugin", "protobuf-compiler-grpc")
     protos = sorted(glob.glob(os.path.join(PROTOS, "npu", "v1", "*.proto")) +
-                    glob.glob(os.path.join(PROTOS, "kserve", "*.proto")))
+                    glob.glob(os.path.join(PROTOS, "kserve", "*.proto")) +
+                    glob.glob(os.path.join(PROTOS, "triton", "*.proto")))
     os.makedirs(gen, exist_ok=True)
     subprocess.run([protoc, f"--proto_path={PROTOS}", f"--python_out={gen}", f"--grpc_python_out={gen}",
                     f"--plugin=protoc-gen-grpc_python={plugin}", *protos], check=True)

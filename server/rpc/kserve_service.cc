@@ -67,6 +67,13 @@ void KserveServiceImpl::AddMethods(UnaryMethods& methods) {
       *this, &KserveServiceImpl::RequestModelInfer,
       {"inference.ModelInfer", "/inference.GRPCInferenceService/ModelInfer", CallWork::kInline, false, 4},
       [this](auto& call) { ModelInfer(call); });
+  methods.Add<ModelConfigRequest, ModelConfigResponse>(
+      *this, &KserveServiceImpl::RequestModelConfig,
+      {"inference.ModelConfig", "/inference.GRPCInferenceService/ModelConfig"}, [this](auto& call) {
+        auto config = state_.models.Config(call.tenant(), call.request().name(), call.request().version());
+        if (config.ok()) *call.response().mutable_config() = *std::move(config);
+        call.Finish(config.status());
+      });
   methods.Add<RepositoryIndexRequest, RepositoryIndexResponse>(
       *this, &KserveServiceImpl::RequestRepositoryIndex,
       {"inference.RepositoryIndex", "/inference.GRPCInferenceService/RepositoryIndex"}, [this](auto& call) {

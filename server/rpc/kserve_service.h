@@ -17,8 +17,9 @@ using GrpcInference = inference::GRPCInferenceService;
 using KserveAsyncService = GrpcInference::WithRawMethod_ServerLive<GrpcInference::WithRawMethod_ServerReady<
     GrpcInference::WithRawMethod_ModelReady<GrpcInference::WithRawMethod_ServerMetadata<
         GrpcInference::WithRawMethod_ModelMetadata<GrpcInference::WithRawMethod_ModelInfer<
-            GrpcInference::WithRawMethod_RepositoryIndex<GrpcInference::WithRawMethod_RepositoryModelLoad<
-                GrpcInference::WithRawMethod_RepositoryModelUnload<GrpcInference::Service>>>>>>>>>;
+            GrpcInference::WithRawMethod_ModelConfig<GrpcInference::WithRawMethod_RepositoryIndex<
+                GrpcInference::WithRawMethod_RepositoryModelLoad<
+                    GrpcInference::WithRawMethod_RepositoryModelUnload<GrpcInference::Service>>>>>>>>>>;
 
 class KserveServiceImpl final : public KserveAsyncService {
  public:

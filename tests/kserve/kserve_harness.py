@@ -30,11 +30,11 @@ def generate_stubs():
     out = tempfile.mkdtemp(prefix="kserve_stubs_")
     atexit.register(shutil.rmtree, out, True)
     protos = os.path.join(SOURCE, "protos")
-    files = [os.path.join(protos, "kserve", "grpc_service.proto")]
+    files = [os.path.join(protos, "kserve", "grpc_service.proto"), os.path.join(protos, "triton", "model_config.proto")]
     files += [os.path.join(protos, "npu", "v1", f) for f in sorted(os.listdir(os.path.join(protos, "npu", "v1")))]
     subprocess.run([sys.executable, "-m", "grpc_tools.protoc", f"-I{protos}", f"--python_out={out}",
                     f"--grpc_python_out={out}"] + files, check=True)
-    for pkg in ("kserve", "npu", os.path.join("npu", "v1")):
+    for pkg in ("kserve", "triton", "npu", os.path.join("npu", "v1")):
         open(os.path.join(out, pkg, "__init__.py"), "a").close()
     sys.path.insert(0, out)
     return out

@@ -12,6 +12,7 @@ import unittest
 import grpc
 import numpy as np
 import onnx
+from google.protobuf import json_format
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -249,6 +250,19 @@ class ModelRepositoryTest(unittest.TestCase):
         self.assertEqual((status, config["platform"]), (200, "onnxruntime_onnx"))
         self.assertEqual(config["input"][0]["dims"], ["2", "3"])  # int64s, as protobuf's JSON mapping writes them
         self.assertEqual(http.json("GET", "/v2/models/nothing/config")[0], 404)
+
+    def test_grpc_model_config_is_the_config_http_answers(self):
+        # Triton's gRPC ModelConfig: the same message the HTTP endpoint writes as JSON.
+        http = Http(self.server.http_port, "tok-a")
+        for name in ("arith", "affine"):
+            resp = self.call("ModelConfig", kp.ModelConfigRequest(name=name))
+            self.assertEqual(resp.config.name, name)
+            status, config = http.json("GET", f"/v2/models/{name}/config")
+            self.assertEqual(status, 200, config)
+            self.assertEqual(json_format.MessageToDict(resp.config, preserving_proto_field_name=True), config)
+        self.assertEqual(self.call("ModelConfig", kp.ModelConfigRequest(name="affine")).config.platform,
+                         "onnxruntime_onnx")
+        self.fails("ModelConfig", kp.ModelConfigRequest(name="nothing"), grpc.StatusCode.NOT_FOUND, "nothing")
 
     def test_a_config_npuserve_cannot_serve_keeps_the_model_from_loading(self):
         write(os.path.join(self.dir, "tensorrt", "1", "graph.json"), elementwise("t", "Add"))
