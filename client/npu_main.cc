@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "client/cli/cli_status.h"
+#include "client/cli/compare_command.h"
 #include "client/cli/devices_command.h"
 #include "client/cli/health_command.h"
 #include "client/cli/load_command.h"
@@ -137,6 +138,33 @@ int main(int argc, char** argv) {
   run->add_flag("--debug", run_args.debug, "also write every intermediate to DIR/intermediates/");
   run->add_option("--keep", run_args.keep, "output to keep on the device as a handle")
       ->allow_extra_args(false);
+  run->add_option("--float-mode", run_args.float_mode,
+                  "fp16 conversions saturate (+-65504, NaN 0) or give inf/NaN; default: the preset's "
+                  "(ascend910 saturation, ascend910b inf_nan)")
+      ->type_name("saturation|inf_nan");
+  run->add_flag("--overflow-check", run_args.overflow_check,
+                "run unfused and list the nodes whose results overflowed, in topological order, naming the first "
+                "(msprobe's overflow_check)");
+  run->add_option("--overflow-nums", run_args.overflow_nums, "with --overflow-check: list at most N nodes; -1: all")
+      ->capture_default_str();
+
+  cli::CompareCommandArgs compare_args;
+  CLI::App* compare = app.add_subcommand(
+      "compare", "msprobe's precision comparison: every node's outputs on the NPU against the fp32 bench "
+                 "(what a GPU computes), the first diverging node named");
+  compare->add_option("graph", compare_args.run.graph_path, "an ONNX model or npu.v1.Graph JSON")
+      ->type_name("GRAPH.json|MODEL.onnx")
+      ->required();
+  compare->add_option("--input,-i", compare_args.run.inputs, "NAME=FILE.npy, once per graph input")
+      ->allow_extra_args(false);
+  compare->add_option("--output-dir,-o", compare_args.run.output_dir,
+                      "directory for compare_result.csv, diff_analyze.json and compare.png")
+      ->required();
+  compare->add_option("--device", compare_args.run.device, "npu:N (cuda:N is accepted)")->capture_default_str();
+  compare->add_option("--bench", compare_args.bench, "the bench's numerics")->type_name("fp32")->capture_default_str();
+  compare->add_option("--float-mode", compare_args.run.float_mode,
+                      "the NPU run's fp16 conversions; default: the preset's")
+      ->type_name("saturation|inf_nan");
 
   std::string upload_file, upload_device = "npu:0", download_handle, download_file;
   std::vector<std::string> free_handles;
@@ -222,6 +250,9 @@ int main(int argc, char** argv) {
   train->add_option("--devices", train_args.devices, "data-parallel devices, e.g. npu:0,npu:1 (cuda:N accepted)")
       ->capture_default_str();
   train->add_option("--seed", train_args.seed, "the rows' order each epoch, dropout")->capture_default_str();
+  train->add_option("--float-mode", train_args.float_mode,
+                    "fp16 conversions of every step saturate or give inf/NaN; default: the preset's")
+      ->type_name("saturation|inf_nan");
   train->add_option("--metrics-csv", train_args.metrics_csv, "a row per epoch")->type_name("FILE.csv");
   train->add_option("--save-onnx", train_args.save_onnx, "the trained model as ONNX (npu run runs it)")
       ->type_name("OUT.onnx");
@@ -282,6 +313,8 @@ int main(int argc, char** argv) {
     status = cli::RunHandlesCommand(**client, std::cout);
   } else if (*run) {
     status = cli::RunRunCommand(**client, run_args, std::cout, std::cerr);
+  } else if (*compare) {
+    status = cli::RunCompareCommand(**client, compare_args, std::cout, std::cerr);
   } else if (*train) {
     train_args.progress = isatty(STDOUT_FILENO) != 0;  // a bar per epoch on a terminal, none in logs and pipes
     status = cli::RunTrainCommand(**client, train_args, std::cout, std::cerr);

@@ -12,6 +12,7 @@
 #include "kernels/cube_tile.h"
 #include "kernels/cube_tile_counts.h"
 #include "kernels/cube_workspace.h"
+#include "kernels/exact_gemm.h"
 #include "kernels/openmp.h"
 #include "kernels/parallel_grain.h"
 
@@ -54,6 +55,7 @@ uint64_t SaturatedOperands(const GemmProblem& p) {
 }
 
 void CubeGemm(const GemmProblem& p, const CubeTileShape& tile, std::vector<CubeTileCounts>* tiles) {
+  if (p.exact_operands) return ExactGemm(p, tile, tiles);
   const int64_t tm = p.m > 0 ? CeilDiv(p.m, tile.m) : 0;
   const int64_t tn = p.n > 0 ? CeilDiv(p.n, tile.n) : 0;
   const int64_t total = p.batch * tm * tn;

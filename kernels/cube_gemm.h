@@ -126,6 +126,11 @@ struct GemmProblem {
   // (Ascend 910: +-65504, NaN 0); false: inf_nan (IEEE). A pre-packed B must
   // have been packed in the same mode.
   bool saturate_fp16 = false;
+  // The bench's GEMM (`npu compare`, kernels/exact_gemm.h): the operands as
+  // given (fp32 stays fp32, no fp16 rounding), fp32 multiply-adds in K order,
+  // then the same FixPipe; what a GPU's fp32 GEMM computes. A pre-packed B is
+  // ignored (b must be set too, as every op sets it).
+  bool exact_operands = false;
   // Optional: read before each tile; once true the remaining tiles are skipped
   // (C is left incomplete), so a run whose caller gave up frees the cores quickly.
   const std::atomic<bool>* cancel = nullptr;
@@ -145,6 +150,9 @@ class CubeASource {
   // once, saturation would hide: NaN, +-inf, or beyond fp16's range (fp16.h's
   // CountHalfOverflow). Called outside the parallel region.
   virtual uint64_t SaturatedOperands(int64_t batches, int64_t m) const = 0;
+  // Rows [m0, m0 + mt) of op(A) of `batch`, all k columns, row-major, each
+  // value as stored (no rounding): the bench's operand (exact_operands).
+  virtual void ExactRows(int64_t batch, int64_t m0, int64_t mt, int64_t k, float* out) const = 0;
 };
 
 // Which host SIMD code runs the Cube's micro-kernel (SimdPath, cpu_features.h).

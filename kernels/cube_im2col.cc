@@ -263,4 +263,32 @@ uint64_t Im2ColA::SaturatedOperands(int64_t groups, int64_t m) const {
   return count;
 }
 
+void Im2ColA::ExactRows(int64_t group, int64_t m0, int64_t mt, int64_t k, float* out) const {
+  const int64_t plane = g_.h * g_.w;
+  for (int64_t r = 0; r < mt; ++r) {
+    const int64_t m = m0 + r, image = m / g_.pixels(), oy = m % g_.pixels() / g_.ow, ox = m % g_.ow;
+    const int64_t base = image * g_.image_stride + group * g_.group_stride;
+    float* row = out + r * k;
+    for (int64_t c = 0, kk = 0; c < g_.channels; ++c) {
+      for (int64_t ky = 0; ky < g_.kh; ++ky) {
+        for (int64_t kx = 0; kx < g_.kw; ++kx, ++kk) {
+          int64_t iy, ix;
+          if (g_.transposed) {
+            iy = TransposedSourceIndex(oy, ky, g_.pt, g_.sh, g_.dh, g_.h);
+            ix = TransposedSourceIndex(ox, kx, g_.pl, g_.sw, g_.dw, g_.w);
+          } else {
+            iy = oy * g_.sh - g_.pt + ky * g_.dh;
+            ix = ox * g_.sw - g_.pl + kx * g_.dw;
+            if (iy >= g_.h || ix >= g_.w) iy = -1;
+          }
+          const int64_t at = base + c * plane + iy * g_.w + ix;
+          row[kk] = iy < 0 || ix < 0 ? 0.0f
+                    : type_ == ElemType::kFloat16 ? HalfToFloat(static_cast<const half_bits*>(input_)[at])
+                                                  : static_cast<const float*>(input_)[at];
+        }
+      }
+    }
+  }
+}
+
 }  // namespace npu::kernels

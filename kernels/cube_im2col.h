@@ -37,6 +37,7 @@ class Im2ColA final : public CubeASource {
   void Pack(int64_t group, int64_t m0, int64_t mt, int64_t k, int mr, bool saturate, float* out) const override;
   // Each input value under any tap once (padding holds zeros).
   uint64_t SaturatedOperands(int64_t groups, int64_t m) const override;
+  void ExactRows(int64_t group, int64_t m0, int64_t mt, int64_t k, float* out) const override;
 
  private:
   const void* input_;

@@ -33,8 +33,9 @@ void PackTileA(const CubeCall& call, CubeThreadBuffers& buf, int64_t batch, int6
   buf.a_m0 = m0;
 }
 
-// FixPipe of the whole tile from L0C into C, in C's layout.
-uint64_t WriteBack(const GemmProblem& p, const float* l0c, int64_t ldc, int64_t batch, int64_t m0, int64_t mt,
+}  // namespace
+
+uint64_t CubeWriteBack(const GemmProblem& p, const float* l0c, int64_t ldc, int64_t batch, int64_t m0, int64_t mt,
                    int64_t n0, int64_t nt) {
   const FixPipeConfig fix{p.bias == nullptr ? nullptr : p.bias + batch * p.bias_batch_stride, p.epilogue, p.c_type,
                           p.saturate_fp16, batch};
@@ -59,8 +60,6 @@ uint64_t WriteBack(const GemmProblem& p, const float* l0c, int64_t ldc, int64_t 
   }
   return overflow;
 }
-
-}  // namespace
 
 CubeTileBufferSizes TileBufferSizes(const CubeTileShape& tile, int64_t m, int64_t n, int64_t k) {
   const int64_t rows = std::min(tile.m, m), panels = CeilDiv(std::min(tile.n, n), 16);
@@ -122,7 +121,7 @@ uint64_t RunCubeTile(const CubeCall& call, CubeThreadBuffers& buf, int64_t batch
     blk.ldc = ldc;
     CubeMacroKernel(ks, blk, next_b);
   }
-  return WriteBack(p, l0c, ldc, batch, m0, mt, n0, nt);
+  return CubeWriteBack(p, l0c, ldc, batch, m0, mt, n0, nt);
 }
 
 }  // namespace npu::kernels

@@ -37,6 +37,11 @@ CubeTileBufferSizes TileBufferSizes(const CubeTileShape& tile, int64_t m, int64_
 
 // Computes C[m0:m0+mt, n0:n0+nt] of `batch` with one thread's buffers (sized by
 // TileBufferSizes). Returns the overflow count of its results.
+// FixPipe of a tile's accumulators (l0c, rows ldc apart) into C, in C's
+// layout, with the bias, epilogue and cast; returns its overflow count.
+uint64_t CubeWriteBack(const GemmProblem& p, const float* l0c, int64_t ldc, int64_t batch, int64_t m0, int64_t mt,
+                       int64_t n0, int64_t nt);
+
 uint64_t RunCubeTile(const CubeCall& call, CubeThreadBuffers& buf, int64_t batch, int64_t m0, int64_t mt, int64_t n0,
                      int64_t nt);
 

@@ -10,15 +10,6 @@
 namespace npu::kernels {
 namespace {
 
-// The input index that output position `o` reads through tap `t`, or -1 where
-// it falls between strided elements or outside the input.
-inline int64_t SourceIndex(int64_t o, int64_t t, int64_t pad, int64_t stride, int64_t dilation, int64_t extent) {
-  const int64_t n = o + pad - t * dilation;
-  if (n < 0 || n % stride != 0) return -1;
-  const int64_t i = n / stride;
-  return i < extent ? i : -1;
-}
-
 inline float Operand(half_bits v, bool /*saturate: a half is an operand already*/) { return HalfToFloat(v); }
 inline float Operand(float v, bool saturate) { return CubeOperand(v, saturate); }
 
@@ -37,11 +28,11 @@ void PackSliver(const Src* planes, const Im2ColGeometry& g, int64_t first_pixel,
   int64_t kk = 0;
   for (int64_t c = 0; c < g.channels; ++c) {
     for (int64_t ky = 0; ky < g.kh; ++ky) {
-      for (int64_t r = 0; r < rows; ++r) iy[r] = SourceIndex(oy[r], ky, g.pt, g.sh, g.dh, g.h);
+      for (int64_t r = 0; r < rows; ++r) iy[r] = TransposedSourceIndex(oy[r], ky, g.pt, g.sh, g.dh, g.h);
       for (int64_t kx = 0; kx < g.kw; ++kx, ++kk) {
         float* dst = out + kk * rows;
         for (int64_t r = 0; r < rows; ++r) {
-          const int64_t ix = SourceIndex(ox[r], kx, g.pl, g.sw, g.dw, g.w);
+          const int64_t ix = TransposedSourceIndex(ox[r], kx, g.pl, g.sw, g.dw, g.w);
           dst[r] = iy[r] < 0 || ix < 0
                        ? 0.0f
                        : Operand(planes[image[r] * g.image_stride + c * plane + iy[r] * g.w + ix], saturate);

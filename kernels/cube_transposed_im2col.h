@@ -17,6 +17,17 @@
 
 namespace npu::kernels {
 
+// The input index that output position `o` of a transposed convolution reads
+// through tap `t`, or -1 where it falls between strided elements or outside
+// the input (`extent` elements).
+inline int64_t TransposedSourceIndex(int64_t o, int64_t t, int64_t pad, int64_t stride, int64_t dilation,
+                                     int64_t extent) {
+  const int64_t n = o + pad - t * dilation;
+  if (n < 0 || n % stride != 0) return -1;
+  const int64_t i = n / stride;
+  return i < extent ? i : -1;
+}
+
 // Im2ColA::Pack for a geometry with `transposed` set: its strides, dilations
 // and pads are those of the transposed convolution.
 void PackTransposedIm2Col(const void* input, ElemType type, const Im2ColGeometry& g, int64_t group, int64_t m0,

@@ -1,6 +1,11 @@
 #include "client/cli/overflow_warning.h"
 
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "client/cli/text_table.h"
 
 namespace npu::client::cli {
 namespace {
@@ -16,7 +21,42 @@ uint64_t OutputElements(const npu::v1::NodeProfile& node) {
   return total;
 }
 
+const char* ModeName(const npu::v1::Profile& profile) {
+  switch (profile.float_mode()) {
+    case npu::v1::FLOAT_MODE_SATURATION: return "saturation";
+    case npu::v1::FLOAT_MODE_INF_NAN: return "inf_nan";
+    default: return "the preset's";
+  }
+}
+
 }  // namespace
+
+int ListOverflowingNodes(const npu::v1::Profile& profile, int limit, std::ostream& out) {
+  std::vector<const npu::v1::NodeProfile*> hit;
+  for (const npu::v1::NodeProfile& node : profile.nodes()) {
+    if (node.overflow_elements() > 0) hit.push_back(&node);
+  }
+  const std::string where = absl::StrFormat("%s, %s mode", profile.preset().empty() ? profile.device() : profile.preset(),
+                                            ModeName(profile));
+  if (hit.empty()) {
+    out << absl::StrFormat("overflow check (%s): no node overflowed (%d nodes ran)\n", where, profile.nodes_size());
+    return 0;
+  }
+  out << absl::StrFormat("overflow check (%s): %d of %d nodes overflowed; the first is \"%s\" (%s)\n", where,
+                         hit.size(), profile.nodes_size(), hit[0]->name(), hit[0]->op_type());
+  TextTable table({"#", "node", "op", "overflowed", "results"});
+  const size_t shown = limit < 0 ? hit.size() : std::min(hit.size(), static_cast<size_t>(limit));
+  for (size_t i = 0; i < shown; ++i) {
+    const uint64_t of = OutputElements(*hit[i]);
+    table.AddRow({absl::StrCat(i + 1), hit[i]->name(), hit[i]->op_type(), absl::StrCat(hit[i]->overflow_elements()),
+                  of > 0 ? absl::StrCat(of) : "-"});
+  }
+  table.Print(out);
+  if (shown < hit.size()) {
+    out << absl::StrFormat("(%d more not listed: --overflow-nums %d; -1 lists all)\n", hit.size() - shown, limit);
+  }
+  return static_cast<int>(hit.size());
+}
 
 int WarnAboutOverflow(const npu::v1::Profile& profile, std::ostream& out) {
   int nodes = 0;

@@ -15,4 +15,11 @@ namespace npu::client::cli {
 // returns the number of nodes warned about (0 writes nothing).
 int WarnAboutOverflow(const npu::v1::Profile& profile, std::ostream& out);
 
+// `npu run --overflow-check` (msprobe's overflow_check): a line naming the
+// first node whose results overflowed in the run's float mode, then a table
+// of the overflowing nodes in the order they ran (topological), at most
+// `limit` of them (msprobe's overflow_nums; -1: all). Returns how many nodes
+// overflowed.
+int ListOverflowingNodes(const npu::v1::Profile& profile, int limit, std::ostream& out);
+
 }  // namespace npu::client::cli

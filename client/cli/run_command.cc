@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "client/cli/chrome_trace.h"
 #include "client/cli/command_inputs.h"
+#include "client/cli/float_mode_arg.h"
 #include "client/cli/cli_status.h"
 #include "client/cli/op_summary.h"
 #include "client/cli/overflow_warning.h"
@@ -155,11 +156,15 @@ absl::StatusOr<npu::v1::RunRequest> PrepareRunRequest(const RunCommandArgs& args
     }
     *input->mutable_tensor() = *std::move(tensor);
   }
+  absl::StatusOr<npu::v1::FloatMode> float_mode = ParseFloatModeArg(args.float_mode);
+  if (!float_mode.ok()) return float_mode.status();
   npu::v1::RunOptions* options = request.mutable_options();
   options->set_device(*device);
+  options->set_float_mode(*float_mode);
   // Always: the profile carries each node's overflow count, which the run warns about.
   options->set_profile(true);
-  options->set_debug(args.debug);
+  // The overflow check runs unfused, so that each node's count is its own.
+  options->set_debug(args.debug || args.overflow_check);
   for (const std::string& name : args.keep) options->add_keep_on_device(name);
   return request;
 }
@@ -198,7 +203,13 @@ absl::Status WriteRunResults(const npu::v1::RunResponse& response, const RunComm
     out << "debug: " << written << " intermediate values -> " << dir << "\n";
   }
 
-  if (response.has_profile()) WarnAboutOverflow(response.profile(), notices);
+  if (response.has_profile()) {
+    if (args.overflow_check) {
+      ListOverflowingNodes(response.profile(), args.overflow_nums, out);
+    } else {
+      WarnAboutOverflow(response.profile(), notices);
+    }
+  }
   const bool wants_files = !args.op_summary_path.empty() || !args.trace_path.empty();
   if (args.profile || wants_files) {
     if (!response.has_profile()) {

@@ -28,6 +28,11 @@ struct RunCommandArgs {
   std::string trace_path;           // write a Chrome trace-event JSON here (asks for a profile)
   bool debug = false;
   std::vector<std::string> keep;  // outputs to keep on the device as handles
+  std::string float_mode;         // saturation or inf_nan; empty: the preset's (float_mode_arg.h)
+  // msprobe's overflow_check: run unfused and list the nodes whose results
+  // overflowed, in topological order, at most overflow_nums of them (-1: all).
+  bool overflow_check = false;
+  int overflow_nums = 1;
 };
 
 // The model file named on the command line (a usage error when unreadable).

@@ -16,6 +16,7 @@
 #include "client/cli/chrome_trace.h"
 #include "client/cli/cli_status.h"
 #include "client/cli/epoch_order.h"
+#include "client/cli/float_mode_arg.h"
 #include "client/cli/train_progress.h"
 #include "client/graph_json.h"
 #include "client/npz.h"
@@ -92,6 +93,9 @@ absl::StatusOr<v1::CreateTrainerRequest> TrainerRequest(const TrainCommandArgs& 
   if (auto s = ConfigureAmp(a, req.mutable_amp()); !s.ok()) return s;
   for (absl::string_view d : absl::StrSplit(a.devices, ',', absl::SkipEmpty())) req.add_devices(std::string(d));
   req.set_seed(a.seed);
+  auto float_mode = ParseFloatModeArg(a.float_mode);
+  if (!float_mode.ok()) return float_mode.status();
+  req.set_float_mode(*float_mode);
   return req;
 }
 

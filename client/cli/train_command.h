@@ -28,6 +28,7 @@ struct TrainCommandArgs {
   std::string amp = "O0";
   std::string loss_scale;              // S, dynamic, dynamic:INIT; "" = dynamic for O1/O2, 1 for O0
   std::string devices = "npu:0";       // comma-separated
+  std::string float_mode;              // saturation or inf_nan; empty: the preset's (float_mode_arg.h)
   uint64_t seed = 0;                   // the order of the rows each epoch, dropout
   std::string metrics_csv;
   std::string save_onnx;

@@ -26,8 +26,10 @@ class QueuedInference final : public BatchEntry {
 QueuedInference& Queued(const std::shared_ptr<BatchEntry>& e) { return static_cast<QueuedInference&>(*e); }
 
 // Requests merge when each input has the same dtype and non-batch dims.
-std::string MergeKey(const std::vector<graph::HostTensor>& inputs) {
-  std::string key;
+// Requests merge when their rows can be stacked and they ask for the same
+// numerics (a batch runs one plan, made in one float mode, or as the bench).
+std::string MergeKey(const std::vector<graph::HostTensor>& inputs, const Request& req) {
+  std::string key = absl::StrCat("mode ", static_cast<int>(req.float_mode), req.bench ? " bench;" : ";");
   for (const graph::HostTensor& t : inputs) {
     absl::StrAppend(&key, static_cast<int>(t.type().dtype), ":");
     for (size_t d = 1; d < t.type().shape.size(); ++d) absl::StrAppend(&key, t.type().shape[d], ",");
@@ -211,7 +213,7 @@ void EnqueueBatched(const std::shared_ptr<ServeCall>& call, BatchedModel model, 
   if (!inputs.ok()) return call->Finish(inputs.status());
   auto rows = RowsOf(*inputs, declared, model.subject, batcher.policy().max_batch_size);
   if (!rows.ok()) return call->Finish(rows.status());
-  const std::string key = MergeKey(*inputs);
+  const std::string key = MergeKey(*inputs, req);
   auto entry = std::make_shared<QueuedInference>(call, std::move(model), *std::move(inputs));
   entry->rows = *rows;
   entry->merge_key = key;
@@ -243,7 +245,8 @@ DynamicBatcher::Runner BatchRunner(ServerState& state) {
                                        "out of host memory joining a batch of ", rows, " rows for ", head.model.subject.name))));
       }
     }
-    auto plan = head.model.graph->PlanFor(device->preset(), TypesOf(inputs), state.plan_limits());
+    const device::DevicePreset preset = PresetFor(device->preset(), head.call->request());
+    auto plan = head.model.graph->PlanFor(preset, TypesOf(inputs), state.plan_limits());
     if (!plan.ok()) return done(FailAll(batch, plan.status()));
     if (auto s = CheckPlanInputs(**plan, inputs, head.model.subject); !s.ok()) return done(FailAll(batch, s));
     graph::ExecOptions options;

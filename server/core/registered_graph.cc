@@ -34,7 +34,7 @@ absl::StatusOr<std::shared_ptr<RegisteredGraph>> RegisteredGraph::Create(
     if (!plan.ok()) return plan.status();
     Describe(**plan, (*plan)->inputs, entry->inputs_);
     Describe(**plan, (*plan)->outputs, entry->outputs_);
-    entry->plans_.push_back({preset.name, {}, *std::move(plan), 0});
+    entry->plans_.push_back({preset.name, preset.fp16_saturation, preset.exact_cube_operands, {}, *std::move(plan), 0});
     return entry;
   }
   if (graph->nodes_size() > limits.max_nodes) {  // the same refusal a plan would give
@@ -55,12 +55,12 @@ absl::StatusOr<std::shared_ptr<RegisteredGraph>> RegisteredGraph::Create(
   return entry;
 }
 
-std::shared_ptr<const graph::Plan> RegisteredGraph::Find(const std::string& preset,
+std::shared_ptr<const graph::Plan> RegisteredGraph::Find(const device::DevicePreset& preset,
                                                          const std::vector<graph::Shape>& shapes,
                                                          const graph::PlanOptions& options) {
   for (Entry& e : plans_) {
     const bool serves = options.fuse ? e.plan->fusion_ran : !e.plan->fused;
-    if (e.preset == preset && e.shapes == shapes && serves) {
+    if (e.preset == preset.name && e.saturate == preset.fp16_saturation && e.exact == preset.exact_cube_operands && e.shapes == shapes && serves) {
       e.last_use = ++clock_;
       return e.plan;
     }
@@ -77,19 +77,19 @@ absl::StatusOr<std::shared_ptr<const graph::Plan>> RegisteredGraph::PlanFor(
   }
   {
     MutexLock lock(&mu_);
-    if (auto plan = Find(preset.name, shapes, options)) return plan;
+    if (auto plan = Find(preset, shapes, options)) return plan;
   }
   // Planned outside the lock (it may take a while).
   auto plan = graph::PreparePlan(graph_, dynamic_ ? &input_types : nullptr, preset, limits, options);
   if (!plan.ok()) return plan.status();
   MutexLock lock(&mu_);
-  if (auto kept = Find(preset.name, shapes, options)) return kept;
+  if (auto kept = Find(preset, shapes, options)) return kept;
   if (plans_.size() >= max_plans_) {
     auto oldest = std::min_element(plans_.begin(), plans_.end(),
                                    [](const Entry& a, const Entry& b) { return a.last_use < b.last_use; });
     plans_.erase(oldest);
   }
-  plans_.push_back({preset.name, std::move(shapes), *plan, ++clock_});
+  plans_.push_back({preset.name, preset.fp16_saturation, preset.exact_cube_operands, std::move(shapes), *plan, ++clock_});
   return *plan;
 }
 

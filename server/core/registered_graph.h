@@ -1,9 +1,9 @@
 // A registered model: its graph as registered or imported (weights included,
 // kept once) and the plans made from it through the import-time passes
-// (graph/passes/prepare_graph.h), one per (device preset, bound input shapes),
+// (graph/passes/prepare_graph.h), one per (device preset, float mode, bound input shapes),
 // built on registration or first use.
 //
-// A graph whose inputs are all static has one plan per preset, made at
+// A graph whose inputs are all static has one plan per preset (and float mode), made at
 // registration for the registration's device. A graph with dynamic dims (-1,
 // ONNX's dim_param) is planned for the input shapes each run brings: one plan
 // per signature, at most `max_plans` kept; past that the least recently used
@@ -63,13 +63,15 @@ class RegisteredGraph {
  private:
   struct Entry {
     std::string preset;
+    bool saturate = false;  // the preset's float mode (device/float_mode.h)
+    bool exact = false;     // the bench's (DevicePreset::exact_cube_operands)
     std::vector<graph::Shape> shapes;  // empty for a static graph (the plan says whether it fused)
     std::shared_ptr<const graph::Plan> plan;
     uint64_t last_use = 0;
   };
   RegisteredGraph(std::shared_ptr<const v1::Graph> graph, bool dynamic, size_t max_plans)
       : graph_(std::move(graph)), dynamic_(dynamic), max_plans_(max_plans) {}
-  std::shared_ptr<const graph::Plan> Find(const std::string& preset, const std::vector<graph::Shape>& shapes,
+  std::shared_ptr<const graph::Plan> Find(const device::DevicePreset& preset, const std::vector<graph::Shape>& shapes,
                                           const graph::PlanOptions& options) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::shared_ptr<const v1::Graph> graph_;

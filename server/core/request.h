@@ -19,6 +19,7 @@
 #include "npu/v1/memory.pb.h"
 #include "npu/v1/profile.pb.h"
 #include "server/device/cancel_token.h"
+#include "server/device/float_mode.h"
 #include "server/graph/host_tensor.h"
 
 namespace npu::core {
@@ -74,6 +75,12 @@ struct Request {
   bool profile = false;          // answer the run's profile (a batched run's is shared)
   bool profile_nodes = false;    // ... with its per-node rows, where the frontend reports them
   bool debug = false;            // also every intermediate; runs a plan without fusion
+  // The fp16 conversions' float mode of an inference run: a plan is made and
+  // cached per (preset, mode). A trainer's is its own (TrainConfig).
+  device::FloatMode float_mode = device::FloatMode::kPreset;
+  // npu compare's bench run: the graph as a GPU computes it (device::AsBench),
+  // unfused; float_mode is then ignored.
+  bool bench = false;
   bool return_predictions = false;  // Evaluate: the model's outputs for the batch
   // Dynamic batching (a model whose config has dynamic_batching): 0 takes the
   // model's default priority level / queue timeout.
@@ -113,5 +120,10 @@ struct Response {
   Parameters values;  // scalar results of a trainer call (loss, step, ...), by name
   Execution execution;
 };
+
+// The device's preset as this request runs it: in its float mode, or as the bench.
+inline device::DevicePreset PresetFor(const device::DevicePreset& device, const Request& req) {
+  return req.bench ? device::AsBench(device) : device::InFloatMode(device, req.float_mode);
+}
 
 }  // namespace npu::core

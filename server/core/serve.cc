@@ -74,7 +74,9 @@ struct Bound {
 // bound first; a static inline graph is planned (validated) first, and its
 // inputs bound against the plan.
 absl::StatusOr<Bound> PlanAndBind(ServerState& state, Request& req, const Resolved& r, const device::Device& device) {
-  const graph::PlanOptions options{.fuse = !req.debug};
+  const graph::PlanOptions options{.fuse = !req.debug && !req.bench};
+  // The device's preset in the run's float mode: what the plan is made (and cached) for.
+  const device::DevicePreset preset = PresetFor(device.preset(), req);
   Bound b;
   std::vector<v1::ValueInfo> declared;
   std::shared_ptr<const v1::Graph> inline_view;
@@ -85,7 +87,7 @@ absl::StatusOr<Bound> PlanAndBind(ServerState& state, Request& req, const Resolv
     // The frontend keeps the graph alive past the run: its weights are read in place.
     inline_view = std::shared_ptr<const v1::Graph>(std::shared_ptr<void>(), graph);
     if (!graph::HasDynamicInputs(*graph)) {
-      auto plan = graph::PreparePlan(inline_view, nullptr, device.preset(), state.plan_limits(), options);
+      auto plan = graph::PreparePlan(inline_view, nullptr, preset, state.plan_limits(), options);
       if (!plan.ok()) return plan.status();
       b.plan = *std::move(plan);
       declared = DeclaredInputs(*b.plan);
@@ -99,8 +101,8 @@ absl::StatusOr<Bound> PlanAndBind(ServerState& state, Request& req, const Resolv
   if (b.plan == nullptr) {
     const std::vector<graph::TensorType> types = TypesOf(b.inputs);
     auto plan = r.graph != nullptr
-                    ? r.graph->PlanFor(device.preset(), types, state.plan_limits(), options)
-                    : graph::PreparePlan(inline_view, &types, device.preset(), state.plan_limits(), options);
+                    ? r.graph->PlanFor(preset, types, state.plan_limits(), options)
+                    : graph::PreparePlan(inline_view, &types, preset, state.plan_limits(), options);
     if (!plan.ok()) return plan.status();
     b.plan = *std::move(plan);
   }

@@ -91,7 +91,7 @@ bool Device::ReleaseIdleArena(std::chrono::nanoseconds idle, uint64_t keep_bytes
   bool freed = false;
   // A job of its own (not a run: no clock, no count), so the arena is touched
   // only by whoever holds the device.
-  executor_.RunSync(
+  const absl::Status ran = executor_.RunSync(
       [&] {
         if (NowNs() - last_run_end_ns_.load() < idle.count()) return;  // a run came in between
         arena_.Trim(keep_bytes);
@@ -99,7 +99,7 @@ bool Device::ReleaseIdleArena(std::chrono::nanoseconds idle, uint64_t keep_bytes
         arena_bytes_.store(arena_.capacity());
       },
       nullptr, /*small=*/true);
-  return freed;
+  return ran.ok() && freed;  // a device that is stopping runs no job: nothing was freed
 }
 
 DeviceStatsSnapshot Device::Stats() const {

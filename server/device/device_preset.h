@@ -45,6 +45,9 @@ struct DevicePreset {
   uint64_t block_start_cycles = 0;
   // Overflow behaviour of fp16 results: saturate to +-65504 (Ascend 910) or IEEE inf/NaN (910B).
   bool fp16_saturation = false;
+  // The bench of `npu compare` (float_mode.h's AsBench): the Cube's operands
+  // stay as given, fp32 in fp32 (kernels/exact_gemm.h). Never a preset's own.
+  bool exact_cube_operands = false;
   // The chip-to-chip link HCCL's ring uses between neighbouring devices of one
   // server (HCCS on training chips): bytes per second one way, and the fixed
   // cost of one ring step, seconds (collective_cost.h).

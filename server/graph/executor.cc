@@ -34,7 +34,9 @@ const char* FormatOf(const PlanNode& pn, const TensorType& t) {
   return "ND";
 }
 
-void Describe(const PlanNode& pn, const TensorType& t, v1::TensorDesc* d) {
+void Describe(const PlanNode& pn, const PlanValue& v, v1::TensorDesc* d) {
+  const TensorType& t = v.type;
+  d->set_name(v.name);
   for (int64_t dim : t.shape) d->add_shape(dim);
   d->set_dtype(t.dtype);
   d->set_format(FormatOf(pn, t));
@@ -75,9 +77,9 @@ void RecordNode(const Plan& plan, const PlanNode& pn, const device::OpWork& work
   np->set_hbm_bytes(op.hbm_bytes);
   np->set_l2_hit_bytes(op.l2_hit_bytes);
   for (int v : pn.inputs) {
-    if (v >= 0) Describe(pn, plan.values[v].type, np->add_inputs());
+    if (v >= 0) Describe(pn, plan.values[v], np->add_inputs());
   }
-  for (int v : pn.outputs) Describe(pn, plan.values[v].type, np->add_outputs());
+  for (int v : pn.outputs) Describe(pn, plan.values[v], np->add_outputs());
   np->set_host_time_us(host_us);
   for (const auto& t : op.tiles) {
     v1::TileSlice* s = np->add_tiles();
@@ -138,7 +140,8 @@ absl::StatusOr<ExecResult> ExecutePlan(const Plan& plan, std::vector<HostTensor>
     if (session.cancel != nullptr && session.cancel->load(std::memory_order_relaxed)) {
       return absl::CancelledError(absl::StrCat("run stopped before ", NodeLabel(*pn.node), ": its caller gave up"));
     }
-    RunContext ctx{*pn.node, NodeAttributes(*pn.node), {}, {}, session.preset, {}};
+    // The plan's preset: the device's, in the float mode the plan was made for.
+    RunContext ctx{*pn.node, NodeAttributes(*pn.node), {}, {}, plan.preset, {}};
     ctx.cancel = session.cancel;
     ctx.state = pn.state.get();
     ctx.float_status = result.overflow_elements;
@@ -219,6 +222,8 @@ absl::StatusOr<ExecResult> ExecutePlan(const Plan& plan, std::vector<HostTensor>
     p.set_arena_bytes(options.debug ? 0 : plan.arena_bytes);
     p.set_core_architecture(session.preset.separated() ? "separated" : "coupled");
     p.set_overflow_elements(result.overflow_elements);
+    p.set_float_mode(plan.preset.fp16_saturation ? v1::FLOAT_MODE_SATURATION : v1::FLOAT_MODE_INF_NAN);
+    p.set_bench(plan.preset.exact_cube_operands);
     for (size_t c = 0; c < per_core.size(); ++c) {
       v1::CoreProfile* cp = p.add_cores();
       cp->set_core(static_cast<int>(c));

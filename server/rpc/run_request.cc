@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/graph/bounded_text.h"
+#include "server/rpc/float_mode_from.h"
 #include "server/rpc/tensor_codec.h"
 
 namespace npu::rpc {
@@ -39,6 +40,16 @@ absl::StatusOr<core::Request> TranslateRun(const v1::RunRequest& req) {
   r.device = o.device();
   r.profile = o.profile();
   r.debug = o.debug();
+  auto float_mode = FloatModeFrom(o.float_mode(), "options.float_mode");
+  if (!float_mode.ok()) return float_mode.status();
+  r.float_mode = *float_mode;
+  switch (o.numerics()) {
+    case v1::NUMERICS_DEVICE: break;
+    case v1::NUMERICS_BENCH_FP32: r.bench = true; break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("options.numerics ", static_cast<int>(o.numerics()),
+                                                     " is unknown (NUMERICS_DEVICE, NUMERICS_BENCH_FP32)"));
+  }
   r.keep_on_device.assign(o.keep_on_device().begin(), o.keep_on_device().end());
   r.keep_all_on_device = o.keep_all_on_device();
   r.priority = o.priority();

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/graph/bounded_text.h"
+#include "server/rpc/float_mode_from.h"
 #include "server/rpc/tensor_codec.h"
 #include "server/train/host_tensors.h"
 #include "server/train/optimizer.h"
@@ -95,6 +96,9 @@ absl::StatusOr<train::TrainConfig> TrainConfigFromRequest(const v1::CreateTraine
   c.amp = *amp;
   c.loss_scale = LossScaleFrom(req.amp());
   c.seed = req.seed();
+  auto float_mode = FloatModeFrom(req.float_mode(), "float_mode");
+  if (!float_mode.ok()) return float_mode.status();
+  c.float_mode = *float_mode;
   if (auto s = train::ValidateConfig(c); !s.ok()) return s;
   return c;
 }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "server/device/float_mode.h"
 
 namespace npu::train {
 
@@ -62,6 +63,9 @@ struct TrainConfig {
   LossScaleConfig loss_scale;
   DdpConfig ddp;
   uint64_t seed = 0;  // dropout masks
+  // The fp16 conversions' mode of every step, evaluation and O2 conversion
+  // (device/float_mode.h); kPreset: the devices'.
+  device::FloatMode float_mode = device::FloatMode::kPreset;
 };
 
 // INVALID_ARGUMENT naming the field that is out of range.

@@ -52,7 +52,11 @@ uint64_t Mix(uint64_t a, uint64_t b) {
 }  // namespace
 
 Trainer::Trainer(ModelSpec spec, TrainConfig config, std::vector<device::Device*> devices)
-    : spec_(std::move(spec)), config_(config), devices_(std::move(devices)), scaler_(config.loss_scale) {}
+    : spec_(std::move(spec)),
+      config_(config),
+      devices_(std::move(devices)),
+      preset_(device::InFloatMode(devices_[0]->preset(), config.float_mode)),
+      scaler_(config.loss_scale) {}
 
 absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(ModelSpec spec, TrainConfig config,
                                                          std::vector<device::Device*> devices) {
@@ -73,7 +77,7 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(ModelSpec spec, TrainCo
   std::unique_ptr<Trainer> t(new Trainer(std::move(spec), config, std::move(devices)));
   Replica r;
   const OptimizerKind kind = t->config_.optimizer.kind;
-  const bool saturate = t->devices_[0]->preset().fp16_saturation;
+  const bool saturate = t->preset_.fp16_saturation;
   for (const std::string& p : t->spec_.params) {
     const v1::Tensor& init = FindInitializer(t->spec_.graph, p)->tensor();
     const graph::DataType dtype = ModelDtype(t->config_.amp, t->spec_, p);
@@ -110,14 +114,14 @@ absl::StatusOr<const Planned*> PlanOnce(std::map<int64_t, Planned>& plans, int64
 }
 
 absl::StatusOr<const Trainer::StepPlan*> Trainer::StepPlanFor(int64_t batch) {
-  const device::DevicePreset& preset = devices_[0]->preset();
+  const device::DevicePreset& preset = preset_;
   const int world = static_cast<int>(devices_.size());
   return PlanOnce(step_plans_, batch, preset,
                   [&](int64_t b) { return BuildStepGraph(spec_, config_, b, preset, world); });
 }
 
 absl::StatusOr<Trainer::EvalPlan> Trainer::EvalPlanFor(int64_t batch) {
-  const device::DevicePreset& preset = devices_[0]->preset();
+  const device::DevicePreset& preset = preset_;
   MutexLock lock(&eval_mu_);
   if (eval_plans_.size() >= kMaxPlannedBatchSizes) eval_plans_.clear();
   auto plan =
@@ -260,7 +264,7 @@ absl::StatusOr<std::vector<graph::ExecResult>> Trainer::RunOnDevices(
   // The ranks meet in a collective group. A rank that fails (or is dropped
   // while queued) aborts it, so the others stop waiting; the caller's token
   // fans out to one token per rank (a token feeds one job).
-  auto group = std::make_shared<device::CollectiveGroup>(static_cast<int>(n), devices_[0]->preset());
+  auto group = std::make_shared<device::CollectiveGroup>(static_cast<int>(n), preset_);
   if (cancel == nullptr) cancel = std::make_shared<device::CancelToken>();
   std::vector<std::shared_ptr<device::CancelToken>> tokens(n);
   for (auto& t : tokens) t = std::make_shared<device::CancelToken>();

@@ -120,6 +120,7 @@ class Trainer {
   const ModelSpec spec_;
   const TrainConfig config_;
   const std::vector<device::Device*> devices_;
+  const device::DevicePreset preset_;  // the devices' preset in the trainer's float mode: what its plans are for
   // Held by a step from its start to its commit (device work included), and
   // by Restore: steps run in order. Taken before mu_.
   Mutex step_mu_;

@@ -39,7 +39,7 @@ expect 0 "$version" "$server" --version
 refuse "Debug build \(NDEBUG" "$server" --version
 
 expect 2 "Subcommands:" "$npu"  # no arguments: the help, exit 2
-expect 2 '^npu: error: unknown command "bogus" \(commands: devices, health, stats, run, upload, download, free, handles, load, train, migrate\)' "$npu" bogus
+expect 2 '^npu: error: unknown command "bogus" \(commands: devices, health, stats, run, compare, upload, download, free, handles, load, train, migrate\)' "$npu" bogus
 expect 2 "^npu: error: graph is required" "$npu" run
 expect 2 "^npu: error: --tls-cert with --tls-key|needs its key" "$npu" --tls-cert x.pem devices
 for args in "" "bogus" "run" "--timeout x devices" "load --concurrency 0 g.json"; do

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
 
 #include <gtest/gtest.h>
 
@@ -23,7 +26,7 @@ namespace {
 // |x| > sqrt(65504). With `output_square`, y is an output too, so the two
 // nodes run apart; otherwise the server fuses them into one node.
 std::string RunSquare(const std::string& preset, const std::vector<float>& x, std::string* out_text = nullptr,
-                      bool output_square = true) {
+                      bool output_square = true, int overflow_nums = 0) {
   testing::ServerProcess server({"--preset=" + preset});
   auto c = client::Client::Connect(server.target());
   EXPECT_TRUE(c.ok());
@@ -41,6 +44,10 @@ std::string RunSquare(const std::string& preset, const std::vector<float>& x, st
   args.graph_path = dir.File("square.json");
   args.inputs = {"x=" + dir.File("x.npy")};
   args.output_dir = dir.File("out");
+  if (overflow_nums != 0) {  // --overflow-check --overflow-nums N
+    args.overflow_check = true;
+    args.overflow_nums = overflow_nums;
+  }
   std::ostringstream out, notices;
   EXPECT_TRUE(client::cli::RunRunCommand(**c, args, out, notices).ok()) << notices.str();
   if (out_text != nullptr) *out_text = out.str();
@@ -86,6 +93,33 @@ TEST(OverflowWarning, FusedNodeCountsTheStoresOfItsNodes) {
         << preset << "\n"
         << notices;
   }
+}
+
+// `npu run --overflow-check` runs unfused (the fused graph's nodes are
+// named apart) and names the first node that overflowed, in the run's mode:
+// on the 910 only Mul_0 saturates; on the 910B its infs overflow Mul_1 too.
+TEST(OverflowWarning, OverflowCheckNamesTheFirstNodeInTopologicalOrder) {
+  const std::vector<float> x = {300, 1, 2, 400, -500, 3};
+  for (auto [preset, mode, nodes] : {std::tuple{"ascend910", "saturation", 1}, std::tuple{"ascend910b", "inf_nan", 2}}) {
+    for (int nums : {1, -1}) {
+      std::string out;
+      const std::string notices = RunSquare(preset, x, &out, /*output_square=*/false, nums);
+      SCOPED_TRACE(std::string(preset) + " --overflow-nums " + std::to_string(nums) + "\n" + out);
+      EXPECT_NE(out.find(absl::StrCat("overflow check (", preset, ", ", mode, " mode): ", nodes,
+                                      " of 2 nodes overflowed; the first is \"Mul_0\" (Mul)\n")),
+                std::string::npos);
+      EXPECT_NE(out.find("Mul_0  Mul  3 "), std::string::npos);
+      const bool second_listed = out.find("Mul_1  Mul") != std::string::npos;
+      EXPECT_EQ(second_listed, nodes == 2 && nums == -1);
+      EXPECT_EQ(out.find("1 more not listed") != std::string::npos, nodes == 2 && nums == 1);
+      EXPECT_EQ(out.find("Mul_0+Mul_1"), std::string::npos) << "the check runs unfused";
+      EXPECT_EQ(notices.find("warning: overflow"), std::string::npos) << "the table replaces the warnings";
+    }
+  }
+  std::string out;
+  RunSquare("ascend910", {255, 1, 2, -255, 0, 3}, &out, true, -1);
+  EXPECT_NE(out.find("overflow check (ascend910, saturation mode): no node overflowed (2 nodes ran)"),
+            std::string::npos) << out;
 }
 
 TEST(OverflowWarning, QuietWhenEverythingFits) {

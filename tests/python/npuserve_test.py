@@ -170,6 +170,20 @@ class PlainServer(unittest.TestCase):
             mm(x=x)
         self.assertEqual(e.exception.code.name, "NOT_FOUND")
 
+    def test_float_mode_per_run(self):
+        graph = {"name": "exp", "inputs": [{"name": "h", "dtype": "FLOAT16", "shape": [2]}],
+                 "nodes": [{"name": "e", "opType": "Exp", "inputs": ["h"], "outputs": ["y"]}], "outputs": ["y"]}
+        h = np.array([12.0, 1.0], np.float16)
+        one = np.float16(np.exp(np.float64(1)))
+        preset = self.npu.run(graph, {"h": h})  # the ascend910's saturation
+        np.testing.assert_array_equal(preset["y"], np.array([65504, one], np.float16))
+        ieee = self.npu.run(graph, {"h": h}, float_mode="inf_nan", profile=True)
+        np.testing.assert_array_equal(ieee["y"], np.array([np.inf, one], np.float16))
+        self.assertEqual(ieee.profile.float_mode, npuserve._stubs.tensor_pb2.FLOAT_MODE_INF_NAN)
+        np.testing.assert_array_equal(self.npu.run(graph, {"h": h}, float_mode="saturation")["y"], preset["y"])
+        with self.assertRaisesRegex(ValueError, r"float_mode 'ieee' is not one of 'saturation', 'inf_nan'"):
+            self.npu.run(graph, {"h": h}, float_mode="ieee")
+
     def test_run_with_torch_tensors(self):
         import torch
         graph, w, b = matmul_add_graph()

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <tuple>
 
 #include "gtest/gtest.h"
 #include "kernels/fp16.h"
@@ -152,6 +153,31 @@ TEST(MixedPrecisionTest, O2ConvertsInTheDevicesFloatMode) {
       std::memcpy(&got, init.tensor().data().data(), 2);
       EXPECT_EQ(got, saturate ? 0xfbff : 0xfc00) << preset;
     }
+  }
+}
+
+// A trainer's float mode (TrainConfig::float_mode, CreateTrainerRequest's)
+// overrides its devices': forced inf_nan on the 910, O2's model copy of 1e5
+// is inf; forced saturation on the 910B, 65504.
+TEST(MixedPrecisionTest, ATrainersFloatModeOverridesThePresets) {
+  for (auto [preset, mode, bits] : {std::tuple{"ascend910", device::FloatMode::kInfNan, 0x7c00},
+                                    std::tuple{"ascend910b", device::FloatMode::kSaturation, 0x7bff},
+                                    std::tuple{"ascend910", device::FloatMode::kPreset, 0x7bff},
+                                    std::tuple{"ascend910b", device::FloatMode::kPreset, 0x7c00}}) {
+    ModelSpec spec = SmallModel();
+    for (auto& init : *spec.graph.mutable_initializers()) {
+      if (init.name() != "w1") continue;
+      const float big = 1e5f;
+      init.mutable_tensor()->mutable_data()->replace(0, sizeof big, reinterpret_cast<const char*>(&big), sizeof big);
+    }
+    TrainConfig config = Config(AmpLevel::kO2, {.dynamic = false, .scale = 128});
+    config.float_mode = mode;
+    auto t = Trainer::Create(spec, config, {&DeviceFor(preset)});
+    ASSERT_TRUE(t.ok()) << t.status();
+    const size_t w1 = std::find(spec.params.begin(), spec.params.end(), "w1") - spec.params.begin();
+    ASSERT_LT(w1, spec.params.size());
+    EXPECT_EQ((*t)->ReplicaOf(0).params[w1].as<kernels::half_bits>()[0], bits)
+        << preset << " in mode " << static_cast<int>(mode);
   }
 }
 

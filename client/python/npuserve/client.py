@@ -114,7 +114,10 @@ class RegisteredGraph:
         self.unregister()
 
 
-_RUN_OPTIONS = {"device", "profile", "debug", "keep", "keep_all", "timeout"}
+_RUN_OPTIONS = {"device", "profile", "debug", "keep", "keep_all", "timeout", "float_mode"}
+
+# float_mode= of run(): the fp16 conversions' mode (docs/device-model.md, "Float modes").
+_FLOAT_MODES = {None: "FLOAT_MODE_PRESET", "saturation": "FLOAT_MODE_SATURATION", "inf_nan": "FLOAT_MODE_INF_NAN"}
 
 
 class Client:
@@ -255,7 +258,7 @@ class Client:
         self._call(self._runtime.UnregisterGraph, runtime_pb2.UnregisterGraphRequest(graph_id=graph_id))
 
     def run(self, graph, inputs=None, *, device=None, profile=False, debug=False, keep=(), keep_all=False,
-            timeout=None) -> RunResult:
+            timeout=None, float_mode=None) -> RunResult:
         """Runs a registered graph, or any model register() takes.
 
         An npu.v1.Graph that fits a message is sent inline (planned for this run
@@ -265,8 +268,11 @@ class Client:
         to the input's declared dtype), or Handle. Inputs that make the request
         too large for one message are uploaded first and freed after the run.
         `keep`: outputs to leave on the device as handles; `profile`: return the
-        modeled profile.
+        modeled profile; `float_mode`: "saturation" or "inf_nan" forces the fp16
+        conversions' mode (None: the device preset's).
         """
+        if float_mode not in _FLOAT_MODES:
+            raise ValueError(f"float_mode {float_mode!r} is not one of 'saturation', 'inf_nan' or None (the preset's)")
         request = runtime_pb2.RunRequest()
         message = graphs.graph_message(graph) if graphs.is_graph(graph) else None
         if message is not None and message.ByteSize() + MESSAGE_OVERHEAD_BYTES > self._max_send_bytes:
@@ -295,6 +301,7 @@ class Client:
         request.options.debug = debug
         request.options.keep_on_device.extend(keep)
         request.options.keep_all_on_device = keep_all
+        request.options.float_mode = tensor_pb2.FloatMode.Value(_FLOAT_MODES[float_mode])
         with self._freed_after() as uploaded:
             self._upload_until_it_fits(request, request.inputs, uploaded, request.options.device)
             return RunResult(self._call(self._runtime.Run, request, timeout))

@@ -31,6 +31,9 @@ std::shared_ptr<const kernels::PackedCubeB> PackConstantB(const HostTensor& b, i
                                                           bool trans, int64_t batches, int64_t batch_stride,
                                                           const device::DevicePreset& preset,
                                                           const std::vector<float>* column_scale) {
+  // The bench reads B as given (kernels/exact_gemm.h); it never runs fused, so
+  // no folded scale is lost.
+  if (preset.exact_cube_operands) return nullptr;
   kernels::OperandView view{b.data(), CubeType(b.type().dtype), ld, trans};
   std::vector<float> scaled;
   if (column_scale != nullptr) {
@@ -112,6 +115,7 @@ kernels::GemmProblem CubeProblem(const RunContext& ctx, DataType a, DataType b, 
   p.b_type = CubeType(b);
   p.c_type = CubeType(c);
   p.saturate_fp16 = ctx.preset.fp16_saturation;
+  p.exact_operands = ctx.preset.exact_cube_operands;
   p.cancel = ctx.cancel;
   return p;
 }
