@@ -254,6 +254,7 @@ class Distributed(unittest.TestCase):
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
         out = run_script(f"""
+            import os
             import torch, torch.distributed as dist, torch.multiprocessing as mp
             import torch_npu
 
@@ -263,8 +264,9 @@ class Distributed(unittest.TestCase):
                 torch.npu.set_device(rank)
                 t = torch.tensor([rank + 1.0])
                 dist.all_reduce(t)
-                print(f"rank {{rank}} {{dist.get_backend()}} {{t.item()}} npu:{{torch.npu.current_device()}}",
-                      flush=True)
+                # One write per line: the two ranks share the pipe, and print() may split a line in two.
+                line = f"rank {{rank}} {{dist.get_backend()}} {{t.item()}} npu:{{torch.npu.current_device()}}\\n"
+                os.write(1, line.encode())
                 dist.destroy_process_group()
 
             if __name__ == "__main__":
