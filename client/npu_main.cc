@@ -133,6 +133,10 @@ int main(int argc, char** argv) {
   run->add_flag("--profile", run_args.profile, "print the modeled op summary (msprof op_summary columns)");
   run->add_option("--op-summary", run_args.op_summary_path, "write the modeled op summary as CSV")
       ->type_name("FILE.csv");
+  run->add_option("--profile-dir", run_args.profile_dir,
+                  "write the Ascend PyTorch Profiler's files (kernel_details.csv, op_statistic.csv, op_summary.csv, "
+                  "trace_view.json) under DIR/..._ascend_pt/ASCEND_PROFILER_OUTPUT")
+      ->type_name("DIR");
   run->add_option("--trace", run_args.trace_path, "write a Chrome trace-event JSON (Perfetto) of the run")
       ->type_name("FILE.json");
   run->add_flag("--debug", run_args.debug, "also write every intermediate to DIR/intermediates/");
@@ -258,6 +262,10 @@ int main(int argc, char** argv) {
       ->type_name("OUT.onnx");
   train->add_option("--checkpoint", train_args.checkpoint, "write a checkpoint at the end")->type_name("FILE");
   train->add_option("--resume", train_args.resume, "start from a checkpoint")->type_name("FILE");
+  train->add_option("--profile-dir", train_args.profile_dir,
+                    "write the Ascend PyTorch Profiler's files of the last 100 steps, one folder per rank: "
+                    "kernel_details, op_statistic, op_summary, trace_view, step_trace_time, communication(_matrix)")
+      ->type_name("DIR");
   train->add_option("--trace", train_args.trace, "Chrome trace of the last full-batch step, every device")
       ->type_name("FILE.json");
 

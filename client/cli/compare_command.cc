@@ -19,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "client/cli/cli_status.h"
+#include "client/cli/json_values.h"
 #include "client/cli/compare_metrics.h"
 #include "client/cli/text_table.h"
 #include "client/device_name.h"
@@ -76,20 +77,10 @@ std::map<std::string, const v1::Tensor*> ValuesOf(const v1::RunResponse& r) {
   return values;
 }
 
-Value Number(double v) {
-  Value x;
-  x.set_number_value(v);
-  return x;
-}
-Value Text(const std::string& s) {
-  Value x;
-  x.set_string_value(s);
-  return x;
-}
-Value Metric(const TensorComparison::Metric& m) { return m.value ? Number(*m.value) : Text(m.missing); }
+Value Metric(const TensorComparison::Metric& m) { return m.value ? JsonNumber(*m.value) : JsonText(m.missing); }
 Value Strings(const std::vector<std::string>& items) {
   Value x;
-  for (const std::string& s : items) *x.mutable_list_value()->add_values() = Text(s);
+  for (const std::string& s : items) *x.mutable_list_value()->add_values() = JsonText(s);
   return x;
 }
 
@@ -266,33 +257,33 @@ absl::Status RunCompareCommand(Client& client, const CompareCommandArgs& args, s
   // diff_analyze.json
   Struct analysis;
   auto& fields = *analysis.mutable_fields();
-  fields["bench"] = Text(args.bench);
-  fields["float_mode"] = Text(profile.float_mode() == v1::FLOAT_MODE_SATURATION ? "saturation" : "inf_nan");
-  fields["device"] = Text(profile.device());
-  fields["preset"] = Text(profile.preset());
-  fields["nodes_compared"] = Number(static_cast<double>(node_verdict.size()));
-  fields["pass"] = Number(counts[0]);
-  fields["warning"] = Number(counts[1]);
-  fields["error"] = Number(counts[2]);
+  fields["bench"] = JsonText(args.bench);
+  fields["float_mode"] = JsonText(profile.float_mode() == v1::FLOAT_MODE_SATURATION ? "saturation" : "inf_nan");
+  fields["device"] = JsonText(profile.device());
+  fields["preset"] = JsonText(profile.preset());
+  fields["nodes_compared"] = JsonNumber(static_cast<double>(node_verdict.size()));
+  fields["pass"] = JsonNumber(counts[0]);
+  fields["warning"] = JsonNumber(counts[1]);
+  fields["error"] = JsonNumber(counts[2]);
   if (first < 0) {
     fields["first_diverging_node"].set_null_value(google::protobuf::NULL_VALUE);
   } else {
     const v1::NodeProfile& node = profile.nodes(first);
     Struct d;
     auto& f = *d.mutable_fields();
-    f["name"] = Text(node.name());
-    f["op_type"] = Text(node.op_type());
-    f["index"] = Number(first);
+    f["name"] = JsonText(node.name());
+    f["op_type"] = JsonText(node.op_type());
+    f["index"] = JsonNumber(first);
     f["inputs"] = Strings(Names(node.inputs()));
     f["outputs"] = Strings(Names(node.outputs()));
-    f["module_scope"] = Text(ModuleScope(node.name()));
+    f["module_scope"] = JsonText(ModuleScope(node.name()));
     for (const Row& r : rows) {
       if (r.node != first || r.comparison.result != Verdict::kError) continue;
-      f["value"] = Text(r.value);
+      f["value"] = JsonText(r.value);
       f["Cosine"] = Metric(r.comparison.cosine);
       f["MaxAbsErr"] = Metric(r.comparison.max_abs_err);
       f["MaxRelativeErr"] = Metric(r.comparison.max_relative_err);
-      f["Err_message"] = Text(r.comparison.err_message);
+      f["Err_message"] = JsonText(r.comparison.err_message);
       break;
     }
     *fields["first_diverging_node"].mutable_struct_value() = d;

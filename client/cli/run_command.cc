@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "client/cli/ascend_profiler_files.h"
 #include "client/cli/chrome_trace.h"
 #include "client/cli/command_inputs.h"
 #include "client/cli/float_mode_arg.h"
@@ -209,6 +210,12 @@ absl::Status WriteRunResults(const npu::v1::RunResponse& response, const RunComm
     } else {
       WarnAboutOverflow(response.profile(), notices);
     }
+  }
+  if (!args.profile_dir.empty() && response.has_profile()) {
+    auto folders = WriteAscendProfilerFiles(args.profile_dir, {ProfiledStep{1, {response.profile()}}}, false);
+    if (!folders.ok()) return UsageError(folders.status());
+    out << "profiler files (kernel_details.csv, op_statistic.csv, op_summary.csv, trace_view.json) -> "
+        << folders->front() << "/ASCEND_PROFILER_OUTPUT\n";
   }
   const bool wants_files = !args.op_summary_path.empty() || !args.trace_path.empty();
   if (args.profile || wants_files) {

@@ -26,6 +26,7 @@ struct RunCommandArgs {
   bool profile = false;             // print the op summary table (the run is profiled anyway: overflow warnings)
   std::string op_summary_path;      // write the op summary as CSV here (asks for a profile)
   std::string trace_path;           // write a Chrome trace-event JSON here (asks for a profile)
+  std::string profile_dir;          // the Ascend PyTorch Profiler's files (ascend_profiler_files.h)
   bool debug = false;
   std::vector<std::string> keep;  // outputs to keep on the device as handles
   std::string float_mode;         // saturation or inf_nan; empty: the preset's (float_mode_arg.h)

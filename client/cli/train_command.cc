@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -13,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "client/cli/ascend_profiler_files.h"
 #include "client/cli/chrome_trace.h"
 #include "client/cli/cli_status.h"
 #include "client/cli/epoch_order.h"
@@ -165,6 +167,9 @@ absl::Status RunTrainCommand(Client& client, const TrainCommandArgs& a, std::ost
   const size_t batch = static_cast<size_t>(a.batch_size);
   const int64_t steps = static_cast<int64_t>((train_rows + batch - 1) / batch);
   std::vector<v1::Profile> traced;  // --trace: the last full-batch step's profile, per device
+  std::deque<ProfiledStep> profiled;  // --profile-dir: the last kProfiledSteps steps
+  constexpr size_t kProfiledSteps = 100;
+  int64_t global_step = 0;
   for (int64_t epoch = 1; epoch <= a.epochs; ++epoch) {
     const auto start = std::chrono::steady_clock::now();
     const std::vector<int64_t> order = orders.Next();
@@ -184,6 +189,11 @@ absl::Status RunTrainCommand(Client& client, const TrainCommandArgs& a, std::ost
       double slowest = 0;  // the devices run a step side by side
       for (const v1::Profile& p : step->profiles()) slowest = std::max(slowest, p.device_time_us());
       device_us += slowest;
+      ++global_step;
+      if (!a.profile_dir.empty()) {
+        profiled.push_back({global_step, {step->profiles().begin(), step->profiles().end()}});
+        if (profiled.size() > kProfiledSteps) profiled.pop_front();
+      }
       if (!a.trace.empty() && (e - b == batch || traced.empty())) {
         traced.assign(step->profiles().begin(), step->profiles().end());
       }
@@ -219,6 +229,12 @@ absl::Status RunTrainCommand(Client& client, const TrainCommandArgs& a, std::ost
   if (!a.trace.empty() && !traced.empty()) {
     if (auto s = WriteChromeTraceFile(traced, a.trace); !s.ok()) return UsageError(s);
     out << "trace of the last full-batch step -> " << a.trace << " (open in https://ui.perfetto.dev)\n";
+  }
+  if (!a.profile_dir.empty() && !profiled.empty()) {
+    auto folders = WriteAscendProfilerFiles(a.profile_dir, {profiled.begin(), profiled.end()}, /*training=*/true);
+    if (!folders.ok()) return UsageError(folders.status());
+    out << "profiler files of steps " << profiled.front().step << "-" << profiled.back().step << " (one folder per rank) -> "
+        << a.profile_dir << "\n";
   }
   if (!a.checkpoint.empty()) {
     auto c = (*trainer)->SaveCheckpoint();

@@ -35,6 +35,7 @@ struct TrainCommandArgs {
   std::string checkpoint;              // written at the end
   std::string resume;                  // read before the first step
   std::string trace;                   // the Chrome trace of the last full-batch step, every device's
+  std::string profile_dir;             // the Ascend PyTorch Profiler's files (ascend_profiler_files.h)
   bool progress = false;               // a progress bar per epoch (stdout is a terminal)
 };
 
