@@ -184,6 +184,39 @@ class PlainServer(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, r"float_mode 'ieee' is not one of 'saturation', 'inf_nan'"):
             self.npu.run(graph, {"h": h}, float_mode="ieee")
 
+    def test_compare_names_the_submodule_where_a_port_diverges(self):
+        import torch
+        import npuserve.precision
+        import npuserve.torch
+
+        class Scale(torch.nn.Module):  # an un-normalised input: past fp16's range before the Linear
+            def forward(self, x):
+                return x * 1e5
+
+        torch.manual_seed(0)
+        net = torch.nn.Sequential(torch.nn.ReLU(), Scale(), torch.nn.Linear(8, 4)).eval()
+        x = torch.rand(3, 8) + 0.5
+        result = npuserve.compare(net, (x,), client=self.npu)
+        names = [r["NPU Name"] for r in result.rows]
+        self.assertEqual(names, ["Module.0.ReLU.forward.0.output.0", "Module.1.Scale.forward.0.output.0",
+                                 "Module.2.Linear.forward.0.output.0", "Module.Sequential.forward.0.output.0"])
+        verdicts = [r["Result"] for r in result.rows]
+        self.assertEqual(verdicts, ["pass", "pass", "error", "error"])
+        self.assertEqual(result.rows[0]["MaxAbsErr"], "0")  # fp32 Vector ops: the bench's bits
+        self.assertEqual(result.first_divergence["NPU Name"], "Module.2.Linear.forward.0.output.0")
+        # The Linear's MaxAbsErr against float64: the NPU's operands were 65504 where torch's were x * 1e5.
+        with torch.no_grad():
+            want = net.double()(x.double()).numpy()
+            net.float()
+        with npuserve.torch.compile(net, x, client=self.npu) as on_npu:
+            got = on_npu(x).numpy()
+        self.assertAlmostEqual(float(result.rows[2]["MaxAbsErr"]), float(np.max(np.abs(got - want))),
+                               delta=1e-3 * float(np.max(np.abs(want))))
+        with tempfile.TemporaryDirectory() as d:
+            result.to_csv(os.path.join(d, "compare_result.csv"))
+            with open(os.path.join(d, "compare_result.csv")) as f:
+                self.assertEqual(f.readline().strip(), ",".join(npuserve.precision.COLUMNS))
+
     def test_run_with_torch_tensors(self):
         import torch
         graph, w, b = matmul_add_graph()

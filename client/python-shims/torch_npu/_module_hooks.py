@@ -2,21 +2,15 @@
 see where it breaks" habit): their forward pre-hooks and forward hooks fire
 with the tensors the server computed for that submodule.
 
-The module is exported without the eval-mode fusions (BatchNormalization stays
-its own node), so that every submodule's values exist, and run with debug on:
-unfused, returning every intermediate. torch.onnx.export names each node by
-its module scope ("/layer1/layer1.0/conv1/Conv"); a submodule's inputs are the
-values its scope's nodes read that come from outside it, its outputs the
-values they write that are read outside it or are the graph's outputs. Hooks
-see the server's values; what a hook returns cannot change a run that has
+The module is exported unfused and its submodules' values are found by their
+ONNX scopes (npuserve.module_scopes), then run with debug on: unfused,
+returning every intermediate. Hooks see the server's values; what a hook returns cannot change a run that has
 already happened, so it is ignored with a warning.
 """
-import collections
-import io
 import warnings
 
 import torch
-from npuserve import graphs
+from npuserve import module_scopes
 from torch.utils import _pytree
 
 from torch_npu import _runtime
@@ -27,71 +21,16 @@ def hooked_submodules(module):
     return frozenset(name for name, m in module.named_modules() if name and (m._forward_pre_hooks or m._forward_hooks))
 
 
-def _scope(path):
-    parts = path.split(".")
-    return "/" + "/".join(".".join(parts[:k + 1]) for k in range(len(parts))) + "/"
-
-
-def _submodule_values(model, module, paths):
-    """[(order, kind, path, submodule, input names, output names)] in the order torch's hooks fire: a module's
-    pre-hooks before its first node (an outer module's before an inner one's), its hooks after its last node (an
-    inner module's before the module around it)."""
-    nodes = list(model.graph.node)
-    producer = {o: i for i, n in enumerate(nodes) for o in n.output}
-    constants = {o for n in nodes if n.op_type == "Constant" for o in n.output}
-    initializers = {t.name for t in model.graph.initializer}
-    consumers = collections.defaultdict(set)
-    for i, n in enumerate(nodes):
-        for v in n.input:
-            consumers[v].add(i)
-    graph_outputs = {o.name for o in model.graph.output}
-    out = []
-    for path, sub in module.named_modules():
-        if path not in paths:
-            continue
-        scope = _scope(path)
-        inside = [i for i, n in enumerate(nodes) if n.name.startswith(scope)]
-        if not inside:
-            warnings.warn(f"torch_npu: {path} ({type(sub).__name__}) has no nodes of its own in the export; "
-                          "its hooks do not fire", stacklevel=3)
-            continue
-        members = set(inside)
-        inputs, outputs = [], []
-        for i in inside:
-            for v in nodes[i].input:
-                if v and v not in initializers and v not in constants and producer.get(v) not in members \
-                        and v not in inputs:
-                    inputs.append(v)
-            for v in nodes[i].output:
-                if v in graph_outputs or consumers[v] - members:
-                    outputs.append(v)
-        depth = path.count(".")
-        out.append(((inside[0], 0, depth), "pre", path, sub, inputs, outputs))
-        out.append(((inside[-1], 1, -depth), "post", path, sub, inputs, outputs))
-    out.sort(key=lambda entry: entry[0])
-    return out
-
-
 class HookedExport:
     """One input signature of a module with hooked submodules: registered unfused, run with debug."""
 
     def __init__(self, module, args, device, hooked):
-        with torch.no_grad():
-            example = module(*args)
-        leaves, self.spec = _pytree.tree_flatten(example)
-        self.input_names = [f"x{i}" for i in range(len(args))]
-        self.output_names = [f"y{i}" for i in range(len(leaves))]
-        buffer = io.BytesIO()
-        graphs._register_missing_symbolics(torch, graphs.ONNX_OPSET)
-        torch.onnx.export(module, args, buffer, opset_version=graphs.ONNX_OPSET, input_names=self.input_names,
-                          output_names=self.output_names, training=torch.onnx.TrainingMode.PRESERVE,
-                          do_constant_folding=False)
-        import onnx
-        model = onnx.load_from_string(buffer.getvalue())
-        self.submodules = _submodule_values(model, module, hooked)
+        export = module_scopes.UnfusedExport(module, args)
+        self.spec, self.input_names, self.output_names = export.spec, export.input_names, export.output_names
+        self.submodules = module_scopes.submodule_values(export.model, module, hooked, stacklevel=4)
         self.device = device
         self.client = _runtime.client()
-        self.graph = self.client.register(buffer.getvalue(), device)
+        self.graph = self.client.register(export.onnx, device)
 
     def __call__(self, *args):
         inputs = {name: a.detach().cpu() for name, a in zip(self.input_names, args)}

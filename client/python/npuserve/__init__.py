@@ -23,11 +23,19 @@ from npuserve.tensors import (BOOL, FLOAT16, FLOAT32, INT8, INT32, INT64, NUMPY_
                               to_tensor)
 from npuserve._stubs import graph_pb2, profile_pb2, runtime_pb2, tensor_pb2
 
+
+def compare(module, example_inputs, **options):
+    """msprobe's precision comparison of a torch module on the NPU against torch fp32 on the host: every
+    submodule's outputs, a Comparison of rows keyed Module.PATH.CLASS.forward.0 (npuserve.precision; torch is
+    imported only here)."""
+    from npuserve import precision
+    return precision.compare(module, example_inputs, **options)
+
 __all__ = [
     "__version__", "connect", "Client", "TLS", "NpuError", "Handle", "RegisteredGraph", "RunResult", "ValueType",
     "Trainer", "StepResult", "EvalResult",
     "op_summary", "op_summary_csv", "write_op_summary_csv", "OP_SUMMARY_COLUMNS", "COUPLED_OP_SUMMARY_COLUMNS",
     "op_summary_columns", "to_tensor", "from_tensor",
     "device_dtype", "NUMPY_DTYPES", "FLOAT16", "FLOAT32", "INT32", "INT8", "BOOL", "INT64", "graph_pb2",
-    "profile_pb2", "runtime_pb2", "tensor_pb2",
+    "profile_pb2", "runtime_pb2", "tensor_pb2", "compare",
 ]
