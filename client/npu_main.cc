@@ -247,10 +247,10 @@ int main(int argc, char** argv) {
   train->add_option("--epochs", train_args.epochs, "passes over the training rows")->capture_default_str();
   train->add_option("--val-split", train_args.val_split, "the last fraction of the rows, held out for validation")
       ->capture_default_str();
-  train->add_option("--amp", train_args.amp, "apex opt level: O0 (fp32), O1, O2 (fp16 model, fp32 masters)")
+  train->add_option("--amp", train_args.amp, "apex opt level: O0 (fp32), O1, O2 (fp16 model, fp32 masters), O3 (pure fp16)")
       ->capture_default_str();
   train->add_option("--loss-scale", train_args.loss_scale,
-                    "S (static), dynamic or dynamic:INIT (default: dynamic for O1/O2, 1 for O0)");
+                    "S (static), dynamic or dynamic:INIT (default: dynamic for O1/O2, 1 for O0/O3)");
   train->add_option("--devices", train_args.devices, "data-parallel devices, e.g. npu:0,npu:1 (cuda:N accepted)")
       ->capture_default_str();
   train->add_option("--seed", train_args.seed, "the rows' order each epoch, dropout")->capture_default_str();

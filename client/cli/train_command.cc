@@ -54,11 +54,14 @@ absl::Status ConfigureAmp(const TrainCommandArgs& a, v1::AmpConfig* amp) {
     amp->set_opt_level(v1::AmpConfig::O1);
   } else if (a.amp == "O2") {
     amp->set_opt_level(v1::AmpConfig::O2);
+  } else if (a.amp == "O3") {
+    amp->set_opt_level(v1::AmpConfig::O3);
   } else {
-    return Usage(absl::StrCat("--amp ", a.amp, " is not one of O0, O1, O2"));
+    return Usage(absl::StrCat("--amp ", a.amp, " is not one of O0, O1, O2, O3"));
   }
-  // apex's default: a dynamic scale for O1 and O2.
-  const std::string scale = a.loss_scale.empty() ? (a.amp == "O0" ? "1" : "dynamic") : a.loss_scale;
+  // apex's defaults: a dynamic scale for O1 and O2, 1 for O0 and O3.
+  const bool unscaled = a.amp == "O0" || a.amp == "O3";
+  const std::string scale = a.loss_scale.empty() ? (unscaled ? "1" : "dynamic") : a.loss_scale;
   double value = 0;
   if (scale == "dynamic") {
     amp->mutable_dynamic();

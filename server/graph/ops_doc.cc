@@ -19,9 +19,12 @@ std::string AttributeList(const std::vector<AttrDef>& attrs) {
 
 }  // namespace
 
-std::string OpsMarkdownTable() {
-  std::string table =
-      "| Op | dtypes | inputs | attributes | Da Vinci units | task type |\n|---|---|---|---|---|---|\n";
+std::string OpsMarkdownTable(const std::vector<OpsTableColumn>& extra) {
+  std::string table = "| Op | dtypes | inputs | attributes | Da Vinci units | task type |";
+  for (const OpsTableColumn& c : extra) absl::StrAppend(&table, " ", c.header, " |");
+  table += "\n|---|---|---|---|---|---|";
+  for (size_t i = 0; i < extra.size(); ++i) table += "---|";
+  table += "\n";
   for (const OpDef* op : OpRegistry::Global().All()) {
     const std::string dtypes =
         absl::StrJoin(op->dtypes, ", ", [](std::string* out, DataType t) { out->append(DataTypeName(t)); });
@@ -30,7 +33,9 @@ std::string OpsMarkdownTable() {
     if (!op->shape_inputs.empty()) absl::StrAppend(&inputs, " (constant: ", absl::StrJoin(op->shape_inputs, ", "), ")");
     const std::string attributes = op->attributes.empty() ? "-" : AttributeList(op->attributes);
     absl::StrAppend(&table, "| ", op->name, " | ", dtypes, " | ", inputs, " | ", attributes, " | ", op->units, " | ",
-                    device::TaskTypeName(op->task_type), " |\n");
+                    device::TaskTypeName(op->task_type), " |");
+    for (const OpsTableColumn& c : extra) absl::StrAppend(&table, " ", c.cell(op->name), " |");
+    table += "\n";
   }
   return table;
 }

@@ -48,7 +48,10 @@ absl::StatusOr<train::AmpLevel> AmpFrom(v1::AmpConfig::OptLevel level) {
     case v1::AmpConfig::O0: return train::AmpLevel::kO0;
     case v1::AmpConfig::O1: return train::AmpLevel::kO1;
     case v1::AmpConfig::O2: return train::AmpLevel::kO2;
-    default: return absl::InvalidArgumentError(absl::StrCat("amp.opt_level ", static_cast<int>(level), " is unknown (O0, O1, O2)"));
+    case v1::AmpConfig::O3: return train::AmpLevel::kO3;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("amp.opt_level ", static_cast<int>(level), " is unknown (O0, O1, O2, O3)"));
   }
 }
 

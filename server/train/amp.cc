@@ -52,8 +52,46 @@ void ApplyO1(v1::Graph& f) {
   }
 }
 
-std::string ApplyO2(const ModelSpec& spec, v1::Graph& f, bool saturate) {
-  const std::set<std::string> keep(spec.bn_params.begin(), spec.bn_params.end());
+// The floats the model makes itself, made fp16: Constant nodes' values,
+// ConstantOfShape's fill and casts to FLOAT (torch's .float() and the casts
+// of its exports), so that each meets the fp16 activations in fp16, as
+// Python numbers and .half()'d tensors do in apex's O2/O3 model. `keep`
+// (values BatchNormalization reads at O2) stay fp32.
+void MadeFloatsToHalf(v1::Graph& f, const std::set<std::string>& keep, bool saturate) {
+  for (v1::Node& n : *f.mutable_nodes()) {
+    if (!n.outputs().empty() && keep.contains(n.outputs(0))) continue;
+    auto& attrs = *n.mutable_attributes();
+    if (n.op_type() == "Constant" || n.op_type() == "ConstantOfShape") {
+      if (auto it = attrs.find("value"); it != attrs.end() && it->second.has_t()) {
+        if (it->second.t().dtype() == v1::FLOAT32) ToHalf(*it->second.mutable_t(), saturate);
+        continue;
+      }
+      v1::Tensor t;
+      t.set_dtype(v1::FLOAT32);
+      if (auto it = attrs.find("value_float"); it != attrs.end()) {
+        const float v = it->second.f();
+        t.set_data(&v, sizeof v);
+      } else if (auto it = attrs.find("value_floats"); it != attrs.end()) {
+        t.add_shape(it->second.floats().values_size());
+        t.set_data(it->second.floats().values().data(), sizeof(float) * it->second.floats().values_size());
+      } else {
+        continue;  // an integer constant
+      }
+      ToHalf(t, saturate);
+      attrs.clear();
+      *attrs["value"].mutable_t() = std::move(t);
+    } else if (n.op_type() == "Cast") {
+      if (auto it = attrs.find("to"); it != attrs.end() && it->second.i() == OnnxFloatCode(v1::FLOAT32)) {
+        it->second = AttrInt(OnnxFloatCode(v1::FLOAT16));
+      }
+    }
+  }
+}
+
+// O2 and O3: an fp16 model; at O2 BatchNormalization's parameters stay fp32.
+std::string ApplyHalfModel(AmpLevel level, const ModelSpec& spec, v1::Graph& f, bool saturate) {
+  std::set<std::string> keep;
+  if (level == AmpLevel::kO2) keep.insert(spec.bn_params.begin(), spec.bn_params.end());
   std::set<std::string> fp32_buffers(spec.buffers.begin(), spec.buffers.end());
   for (auto& in : *f.mutable_inputs()) {
     if (in.dtype() == v1::FLOAT32 && in.name() != spec.input && !keep.contains(in.name()) &&
@@ -64,6 +102,7 @@ std::string ApplyO2(const ModelSpec& spec, v1::Graph& f, bool saturate) {
   for (auto& init : *f.mutable_initializers()) {
     if (init.tensor().dtype() == v1::FLOAT32 && !keep.contains(init.name())) ToHalf(*init.mutable_tensor(), saturate);
   }
+  MadeFloatsToHalf(f, keep, saturate);
   GraphEditor g(&f);
   // The input arrives in fp32: one cast, and every reader reads the fp16 copy.
   const std::string x16 = CastTo(g, spec.input, v1::FLOAT16, "amp/" + spec.input + "/fp16");
@@ -79,16 +118,22 @@ std::string ApplyO2(const ModelSpec& spec, v1::Graph& f, bool saturate) {
 }  // namespace
 
 graph::DataType ModelDtype(AmpLevel level, const ModelSpec& spec, const std::string& param) {
+  if (level == AmpLevel::kO3) return v1::FLOAT16;
   if (level != AmpLevel::kO2) return v1::FLOAT32;
   return std::find(spec.bn_params.begin(), spec.bn_params.end(), param) != spec.bn_params.end() ? v1::FLOAT32
                                                                                                   : v1::FLOAT16;
+}
+
+bool HasMasters(AmpLevel level, const ModelSpec& spec, const std::string& param) {
+  return level == AmpLevel::kO2 && ModelDtype(level, spec, param) == v1::FLOAT16;
 }
 
 std::string ApplyAmp(AmpLevel level, const ModelSpec& spec, v1::Graph& forward, bool saturate) {
   switch (level) {
     case AmpLevel::kO0: return spec.output;
     case AmpLevel::kO1: ApplyO1(forward); return spec.output;
-    case AmpLevel::kO2: return ApplyO2(spec, forward, saturate);
+    case AmpLevel::kO2:
+    case AmpLevel::kO3: return ApplyHalfModel(level, spec, forward, saturate);
   }
   return spec.output;
 }

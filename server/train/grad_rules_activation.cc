@@ -5,8 +5,8 @@
 // branches). Where an op has a kink the branch taken at it is torch's
 // (derivatives.yaml): Clip passes the gradient at both bounds, HardSigmoid at
 // neither, HardSwish takes x / 3 + 1/2 on [-3, 3], Elu/Selu/Celu and PRelu take
-// the negative branch at 0, Abs gives 0 there. Floor, Ceil, Round and Sign are
-// flat: no gradient flows through them.
+// the negative branch at 0, Abs gives 0 there. (Floor, Ceil, Round and Sign
+// are flat: FlatOps in gradient_rules.h.)
 #include <cmath>
 
 #include "server/train/gradient_rules.h"
@@ -133,8 +133,6 @@ absl::Status WhereRule(GradContext& c) {
   return absl::OkStatus();
 }
 
-absl::Status Flat(GradContext&) { return absl::OkStatus(); }
-
 }  // namespace
 
 void AddActivationGradRules(std::map<std::string, GradRule>& rules) {
@@ -153,7 +151,6 @@ void AddActivationGradRules(std::map<std::string, GradRule>& rules) {
   rules["Celu"] = CeluRule;
   rules["PRelu"] = PReluRule;
   rules["Where"] = WhereRule;
-  for (const char* op : {"Floor", "Ceil", "Round", "Sign"}) rules[op] = Flat;
 }
 
 }  // namespace npu::train

@@ -138,7 +138,9 @@ float GradContext::FloatAttr(const std::string& name, float fallback) const {
   return it->second.value_case() == v1::AttributeValue::kF ? it->second.f() : static_cast<float>(it->second.i());
 }
 
-const GradRule* FindGradRule(const std::string& op_type) {
+namespace {
+
+const std::map<std::string, GradRule>& Rules() {
   static const auto* rules = [] {
     auto* r = new std::map<std::string, GradRule>();
     AddMathGradRules(*r);
@@ -147,10 +149,28 @@ const GradRule* FindGradRule(const std::string& op_type) {
     AddActivationGradRules(*r);
     AddReduceGradRules(*r);
     AddIndexGradRules(*r);
+    for (const std::string& op : FlatOps()) (*r)[op] = [](GradContext&) { return absl::OkStatus(); };
     return r;
   }();
-  auto it = rules->find(op_type);
-  return it == rules->end() ? nullptr : &it->second;
+  return *rules;
+}
+
+}  // namespace
+
+const std::set<std::string>& FlatOps() {
+  static const auto* flat = new std::set<std::string>{"Ceil", "Floor", "Round", "Sign"};
+  return *flat;
+}
+
+const GradRule* FindGradRule(const std::string& op_type) {
+  auto it = Rules().find(op_type);
+  return it == Rules().end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> OpsWithGradientRules() {
+  std::vector<std::string> ops;
+  for (const auto& [op, rule] : Rules()) ops.push_back(op);
+  return ops;
 }
 
 }  // namespace npu::train

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,11 @@ using GradRule = std::function<absl::Status(GradContext&)>;
 
 // nullptr when the op has no gradient rule.
 const GradRule* FindGradRule(const std::string& op_type);
+// Every op with a rule, in name order.
+std::vector<std::string> OpsWithGradientRules();
+// The ops whose rule passes no gradient: flat almost everywhere (Floor, Ceil,
+// Round, Sign), so their gradient is zero, as torch's is.
+const std::set<std::string>& FlatOps();
 
 // Registration by family (grad_rules_*.cc).
 void AddMathGradRules(std::map<std::string, GradRule>& rules);   // elementwise, reductions, MatMul, Gemm

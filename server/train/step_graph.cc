@@ -103,29 +103,41 @@ absl::StatusOr<StepGraph> BuildStepGraph(const ModelSpec& spec, const TrainConfi
     e.AddInput(sig.step, {v1::INT64, {}});
   }
   const UpdateScalars scalars{sig.lr, sig.grad_scale, sig.found_inf, sig.step};
+  auto cast = [&](const std::string& v, graph::DataType to, const std::string& base) {
+    return e.Add1("Cast", {v}, {{"to", AttrInt(OnnxFloatCode(to))}}, base);
+  };
   for (size_t i = 0; i < spec.params.size(); ++i) {
     const std::string& p = spec.params[i];
-    const graph::TensorType fp32{v1::FLOAT32, TypeOf(FindInitializer(spec.graph, p)->tensor()).shape};
+    const graph::Shape shape = TypeOf(FindInitializer(spec.graph, p)->tensor()).shape;
+    const graph::TensorType fp32{v1::FLOAT32, shape};
     const bool half = ModelDtype(config.amp, spec, p) == v1::FLOAT16;
+    const bool masters = HasMasters(config.amp, spec, p);
+    // O3 keeps no masters: the update reads the fp16 weights (and state) widened, and rounds what it writes.
+    const bool pure = half && !masters;
     std::string master = p;
-    if (half) {
+    if (masters) {
       master = e.FreshValue("master/" + p);
       e.AddInput(master, fp32);
+    } else if (pure) {
+      master = cast(p, v1::FLOAT32, "update/" + p + "/fp32");
     }
-    sig.masters.push_back(half ? master : "");
-    std::vector<std::string> state;
+    sig.masters.push_back(masters ? master : "");
+    std::vector<std::string> state, state_in;
     for (int s = 0; s < StateSlots(kind); ++s) {
       state.push_back(e.FreshValue("state/" + p + "/" + StateSlotName(kind, s)));
-      e.AddInput(state.back(), fp32);
+      e.AddInput(state.back(), {pure ? v1::FLOAT16 : v1::FLOAT32, shape});
+      state_in.push_back(pure ? cast(state.back(), v1::FLOAT32, state.back() + "/fp32") : state.back());
     }
     sig.state.push_back(state);
-    std::vector<std::string> out = AppendUpdate(config.optimizer, master, (*grads)[i], state, scalars, e);
+    std::vector<std::string> out = AppendUpdate(config.optimizer, master, (*grads)[i], state_in, scalars, e);
+    if (pure) {
+      for (size_t k = 1; k < out.size(); ++k) out[k] = cast(out[k], v1::FLOAT16, out[k] + "/fp16");
+    }
     sig.state_out.emplace_back(out.begin() + 1, out.end());
     if (half) {
-      sig.masters_out.push_back(out[0]);
+      sig.masters_out.push_back(masters ? out[0] : "");
       // apex's master -> model copy: the fp16 weights the next step runs with.
-      sig.params_out.push_back(
-          e.Add1("Cast", {out[0]}, {{"to", AttrInt(OnnxFloatCode(v1::FLOAT16))}}, "update/" + p + "/fp16"));
+      sig.params_out.push_back(cast(out[0], v1::FLOAT16, "update/" + p + "/fp16"));
     } else {
       sig.masters_out.push_back("");
       sig.params_out.push_back(out[0]);

@@ -46,6 +46,7 @@ const char* AmpName(AmpLevel level) {
     case AmpLevel::kO0: return "O0";
     case AmpLevel::kO1: return "O1";
     case AmpLevel::kO2: return "O2";
+    case AmpLevel::kO3: return "O3";
   }
   return "?";
 }

@@ -15,8 +15,8 @@ enum class LossKind { kCrossEntropy, kMse };
 enum class OptimizerKind { kSgd, kMomentum, kAdam, kAdamW };
 // apex's opt levels: O0 fp32; O1 the Cube ops (MatMul, Gemm, Conv) in fp16,
 // the rest fp32; O2 an fp16 model (BatchNormalization kept fp32) with fp32
-// master weights in the optimizer.
-enum class AmpLevel { kO0, kO1, kO2 };
+// master weights in the optimizer; O3 pure fp16 (no master weights).
+enum class AmpLevel { kO0, kO1, kO2, kO3 };
 
 struct OptimizerConfig {
   OptimizerKind kind = OptimizerKind::kSgd;

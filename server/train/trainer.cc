@@ -82,9 +82,12 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(ModelSpec spec, TrainCo
     const v1::Tensor& init = FindInitializer(t->spec_.graph, p)->tensor();
     const graph::DataType dtype = ModelDtype(t->config_.amp, t->spec_, p);
     r.params.push_back(FromProto(init, dtype, saturate));
-    r.masters.push_back(dtype == v1::FLOAT16 ? FromProto(init, v1::FLOAT32, saturate) : HostTensor());
+    const bool masters = HasMasters(t->config_.amp, t->spec_, p);
+    r.masters.push_back(masters ? FromProto(init, v1::FLOAT32, saturate) : HostTensor());
+    // Without masters an fp16 parameter's optimizer state is fp16 too (O3).
+    const graph::DataType state = dtype == v1::FLOAT16 && !masters ? v1::FLOAT16 : v1::FLOAT32;
     std::vector<HostTensor> slots;
-    for (int s = 0; s < StateSlots(kind); ++s) slots.push_back(Zeros({v1::FLOAT32, TypeOf(init).shape}));
+    for (int s = 0; s < StateSlots(kind); ++s) slots.push_back(Zeros({state, TypeOf(init).shape}));
     r.state.push_back(std::move(slots));
   }
   for (const std::string& b : t->spec_.buffers) {

@@ -10,6 +10,10 @@ for the training acceptance tests:
   OUT/cnn.onnx     Conv(1, 16, 3, pad 1) - ReLU - MaxPool 2 - Conv(16, 32, 3, pad 1)
                    - ReLU - MaxPool 2 - Flatten - Linear(128, 10) (seed 0), no
                    BatchNorm: one device and four differ only by rounding
+  OUT/mlp_ln_gelu.onnx, OUT/mlp_ln_gelu_opset13.onnx
+                   Linear(64, 64) - LayerNorm - GELU - Linear(64, 10) (seed 0) at
+                   opsets 17 and 13, and OUT/torch_mlp_ln_gelu_fp32.csv its torch
+                   fp32 curve (as the CNN's below)
   OUT/torch_fp32.csv, OUT/torch_fp16_operands.csv
                    the CNN trained by torch as `npu train cnn.onnx --x-key images
                    --optimizer adam --lr 0.01 --batch-size 64 --epochs 3 --seed 3`
@@ -127,6 +131,17 @@ def main(out, seed):
     torch.onnx.export(cnn, (torch.zeros(32, 1, 8, 8),), os.path.join(out, "cnn.onnx"), input_names=["images"],
                       output_names=["logits"], opset_version=17,
                       dynamic_axes={"images": {0: "batch"}, "logits": {0: "batch"}})
+    # The model of issue 22: torch exports GELU as Div/Erf/Add/Mul with Constant nodes; at opset 13
+    # LayerNorm too is ReduceMean/Sub/Pow/Sqrt/Div with Constants (opset 17: LayerNormalization).
+    torch.manual_seed(0)
+    mlp_ln = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.LayerNorm(64), torch.nn.GELU(),
+                                 torch.nn.Linear(64, 10))
+    for name, opset in (("mlp_ln_gelu.onnx", 17), ("mlp_ln_gelu_opset13.onnx", 13)):
+        torch.onnx.export(mlp_ln, (torch.zeros(32, 64),), os.path.join(out, name), input_names=["x"],
+                          output_names=["logits"], opset_version=opset,
+                          dynamic_axes={"x": {0: "batch"}, "logits": {0: "batch"}})
+    curve(lambda p, xb: mlp_ln(xb), dict(mlp_ln.named_parameters()), x, y, seed,
+          os.path.join(out, "torch_mlp_ln_gelu_fp32.csv"))
     initial = {k: v.detach().clone() for k, v in cnn.state_dict().items()}
     curve(lambda p, xb: cnn(xb), dict(cnn.named_parameters()), images, y, seed, os.path.join(out, "torch_fp32.csv"))
     f64 = {k: v.double().clone().requires_grad_() for k, v in initial.items()}
