@@ -85,10 +85,7 @@ void ExactGemm(const GemmProblem& p, const CubeTileShape& tile, std::vector<Cube
       overflow += CubeWriteBack(p, c, p.n, batch, m0, mt, 0, p.n);
     }
   }
-  if (tiles != nullptr && !tiles->empty()) {
-    for (CubeTileCounts& t : *tiles) t.overflow_elements = 0;
-    (*tiles)[0].overflow_elements = overflow;
-  }
+  if (tiles != nullptr && !tiles->empty()) (*tiles)[0].overflow_elements = overflow;
 }
 
 }  // namespace npu::kernels

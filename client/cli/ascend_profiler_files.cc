@@ -19,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "client/cli/chrome_trace.h"
+#include "client/cli/csv_line.h"
 #include "client/cli/json_values.h"
 #include "client/cli/op_summary.h"
 #include "client/cli/task_span.h"
@@ -48,17 +49,6 @@ std::vector<std::string> KernelColumnsFor(const npu::v1::Profile& profile) {
   return c;
 }
 
-std::string CsvCell(const std::string& cell) {
-  if (cell.find_first_of(",\"\n\r") == std::string::npos) return cell;
-  return absl::StrCat("\"", absl::StrReplaceAll(cell, {{"\"", "\"\""}}), "\"");
-}
-
-std::string CsvLine(const std::vector<std::string>& cells) {
-  std::vector<std::string> quoted;
-  for (const std::string& c : cells) quoted.push_back(CsvCell(c));
-  return absl::StrCat(absl::StrJoin(quoted, ","), "\n");
-}
-
 // Microseconds at the profiler's precision (3 decimals), so sums of printed
 // cells are the printed sums.
 double Us(double cycles, const npu::v1::Profile& p) {
@@ -66,11 +56,6 @@ double Us(double cycles, const npu::v1::Profile& p) {
   return std::round(cycles / mhz * 1000.0) / 1000.0;
 }
 std::string Fixed(double v) { return absl::StrFormat("%.3f", v); }
-
-std::string DeviceIndex(const std::string& device) {
-  const auto colon = device.rfind(':');
-  return colon == std::string::npos ? device : device.substr(colon + 1);
-}
 
 // The length of the union of `spans`.
 uint64_t Covered(std::vector<Interval> spans) {
@@ -131,7 +116,7 @@ std::string KernelDetails(const std::vector<const npu::v1::Profile*>& steps, con
       std::map<std::string, std::string> c;
       for (size_t k = 0; k < taken.size(); ++k) c[taken[k]] = summary[i][k];
       const double duration = Us(static_cast<double>(done - issue), p);
-      c["Device_id"] = DeviceIndex(p.device());
+      c["Device_id"] = MsprofDeviceId(p.device());
       c["Step Id"] = absl::StrCat(ids[s]);
       c["Model ID"] = "N/A";
       c["Task ID"] = absl::StrCat(task++);
@@ -194,7 +179,7 @@ std::vector<std::string> StepTrace(int64_t step, const npu::v1::Profile& p) {
   const double not_overlapped = exact(comm_us - overlapped_us);
   const double free_us = exact(len_us - computing_us - not_overlapped);
   const double preparing = Us(static_cast<double>(first_issue > p.start_cycle() ? first_issue - p.start_cycle() : 0), p);
-  return {DeviceIndex(p.device()), absl::StrCat(step), Fixed(computing_us), Fixed(not_overlapped), Fixed(overlapped_us),
+  return {MsprofDeviceId(p.device()), absl::StrCat(step), Fixed(computing_us), Fixed(not_overlapped), Fixed(overlapped_us),
           Fixed(comm_us), Fixed(free_us), Fixed(len_us), Fixed(0.0), Fixed(not_overlapped), Fixed(preparing)};
 }
 
@@ -344,7 +329,7 @@ absl::StatusOr<std::vector<std::string>> WriteAscendProfilerFiles(const std::str
 
     std::map<std::pair<std::string, std::string>, OpTimes> stats;
     if (auto s = WriteFile(out / "kernel_details.csv", KernelDetails(mine, ids, stats)); !s.ok()) return s;
-    if (auto s = WriteFile(out / "op_statistic.csv", OpStatistic(DeviceIndex(mine.front()->device()), stats)); !s.ok()) {
+    if (auto s = WriteFile(out / "op_statistic.csv", OpStatistic(MsprofDeviceId(mine.front()->device()), stats)); !s.ok()) {
       return s;
     }
     if (auto s = WriteOpSummaryCsvFile(*mine.back(), (out / "op_summary.csv").string()); !s.ok()) return s;

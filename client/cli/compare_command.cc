@@ -21,6 +21,8 @@
 #include "client/cli/cli_status.h"
 #include "client/cli/json_values.h"
 #include "client/cli/compare_metrics.h"
+#include "client/cli/csv_line.h"
+#include "client/cli/float_mode_arg.h"
 #include "client/cli/text_table.h"
 #include "client/device_name.h"
 #include "client/host_tensor.h"
@@ -45,13 +47,6 @@ struct Row {
   ComparedTensor npu, bench;
   TensorComparison comparison;
 };
-
-std::string CsvCell(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
 
 std::string ShapeText(const std::vector<int64_t>& shape) { return absl::StrCat("[", absl::StrJoin(shape, ", "), "]"); }
 
@@ -247,9 +242,7 @@ absl::Status RunCompareCommand(Client& client, const CompareCommandArgs& args, s
         name, name, r.npu.dtype, r.bench.dtype, ShapeText(r.npu.shape), ShapeText(r.bench.shape),
         c.cosine.Text(), c.euc_dist.Text(), c.max_abs_err.Text(), c.max_relative_err.Text(),
         c.one_thousandth.Text(), c.five_thousandth.Text(), VerdictName(c.result), c.err_message};
-    std::vector<std::string> quoted;
-    for (const std::string& cell : cells) quoted.push_back(CsvCell(cell));
-    absl::StrAppend(&csv, absl::StrJoin(quoted, ","), "\n");
+    csv += CsvLine(cells);
   }
   const fs::path dir(run.output_dir);
   if (auto s = WriteText(dir / "compare_result.csv", csv); !s.ok()) return s;
@@ -258,7 +251,7 @@ absl::Status RunCompareCommand(Client& client, const CompareCommandArgs& args, s
   Struct analysis;
   auto& fields = *analysis.mutable_fields();
   fields["bench"] = JsonText(args.bench);
-  fields["float_mode"] = JsonText(profile.float_mode() == v1::FLOAT_MODE_SATURATION ? "saturation" : "inf_nan");
+  fields["float_mode"] = JsonText(FloatModeWord(profile.float_mode()));
   fields["device"] = JsonText(profile.device());
   fields["preset"] = JsonText(profile.preset());
   fields["nodes_compared"] = JsonNumber(static_cast<double>(node_verdict.size()));
@@ -300,7 +293,7 @@ absl::Status RunCompareCommand(Client& client, const CompareCommandArgs& args, s
   out << absl::StrFormat("compare (%s, %s mode) against the fp32 bench: %d outputs of %d nodes: %d pass, %d warning, "
                          "%d error\n",
                          profile.preset().empty() ? profile.device() : profile.preset(),
-                         profile.float_mode() == v1::FLOAT_MODE_SATURATION ? "saturation" : "inf_nan", rows.size(),
+                         FloatModeWord(profile.float_mode()), rows.size(),
                          node_verdict.size(), counts[0], counts[1], counts[2]);
   if (first >= 0) {
     const v1::NodeProfile& node = profile.nodes(first);

@@ -13,4 +13,12 @@ absl::StatusOr<npu::v1::FloatMode> ParseFloatModeArg(const std::string& arg) {
       absl::StrCat("--float-mode ", arg, " is not one of saturation, inf_nan (the default is the preset's)")));
 }
 
+const char* FloatModeWord(npu::v1::FloatMode mode) {
+  switch (mode) {
+    case npu::v1::FLOAT_MODE_SATURATION: return "saturation";
+    case npu::v1::FLOAT_MODE_INF_NAN: return "inf_nan";
+    default: return "the preset's";
+  }
+}
+
 }  // namespace npu::client::cli

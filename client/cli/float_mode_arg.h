@@ -13,4 +13,8 @@ namespace npu::client::cli {
 // A usage error naming the accepted words for anything else.
 absl::StatusOr<npu::v1::FloatMode> ParseFloatModeArg(const std::string& arg);
 
+// The word for a mode, as the CLI spells it: "saturation", "inf_nan", or for
+// FLOAT_MODE_PRESET "the preset's".
+const char* FloatModeWord(npu::v1::FloatMode mode);
+
 }  // namespace npu::client::cli

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "client/cli/csv_line.h"
 #include "client/cli/task_span.h"
 
 namespace npu::client::cli {
@@ -53,14 +54,6 @@ const std::vector<std::string> kCoupledConsole = {
 
 std::string Fixed(double v) { return absl::StrFormat("%.3f", v); }
 
-// "npu:3" -> "3"; anything else -> "N/A".
-std::string DeviceIndex(const std::string& device) {
-  const size_t colon = device.rfind(':');
-  int n = 0;
-  if (colon == std::string::npos || !absl::SimpleAtoi(device.substr(colon + 1), &n)) return kNotApplicable;
-  return absl::StrCat(n);
-}
-
 std::string Shapes(const google::protobuf::RepeatedPtrField<npu::v1::TensorDesc>& ts) {
   if (ts.empty()) return kNotApplicable;
   return absl::StrJoin(ts, ";", [](std::string* out, const npu::v1::TensorDesc& t) {
@@ -91,7 +84,7 @@ std::map<std::string, std::string> Cells(const npu::v1::Profile& profile, const 
   const int block_dim = node.block_dim();
   const npu::v1::UnitCycles& b = node.busy();
   std::map<std::string, std::string> c;
-  c["Device_id"] = DeviceIndex(profile.device());
+  c["Device_id"] = MsprofDeviceId(profile.device());
   c["Model ID"] = kNotApplicable;
   c["Task ID"] = absl::StrCat(index);
   c["Stream ID"] = kNotApplicable;
@@ -162,12 +155,14 @@ std::map<std::string, std::string> Cells(const npu::v1::Profile& profile, const 
   return c;
 }
 
-std::string CsvCell(const std::string& cell) {
-  if (cell.find_first_of(",\"\n\r") == std::string::npos) return cell;
-  return absl::StrCat("\"", absl::StrReplaceAll(cell, {{"\"", "\"\""}}), "\"");
-}
-
 }  // namespace
+
+std::string MsprofDeviceId(const std::string& device) {
+  const size_t colon = device.rfind(':');
+  int n = 0;
+  if (colon == std::string::npos || !absl::SimpleAtoi(device.substr(colon + 1), &n)) return kNotApplicable;
+  return absl::StrCat(n);
+}
 
 const std::vector<std::string>& OpSummaryColumns(const npu::v1::Profile& profile) {
   return Separated(profile) ? kSeparatedColumns : kCoupledColumns;
@@ -196,10 +191,7 @@ std::vector<std::vector<std::string>> OpSummaryRows(const npu::v1::Profile& prof
 }
 
 void WriteOpSummaryCsv(const npu::v1::Profile& profile, std::ostream& out) {
-  auto line = [&out](const std::vector<std::string>& cells) {
-    for (size_t i = 0; i < cells.size(); ++i) out << (i ? "," : "") << CsvCell(cells[i]);
-    out << "\n";
-  };
+  auto line = [&out](const std::vector<std::string>& cells) { out << CsvLine(cells); };
   const std::vector<std::string>& columns = OpSummaryColumns(profile);
   line(columns);
   for (const auto& row : OpSummaryRows(profile, columns)) line(row);

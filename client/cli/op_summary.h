@@ -41,6 +41,9 @@ const std::vector<std::string>& OpSummaryConsoleColumns(const npu::v1::Profile& 
 std::vector<std::vector<std::string>> OpSummaryRows(const npu::v1::Profile& profile,
                                                     const std::vector<std::string>& columns);
 
+// msprof's Device_id cell: "npu:3" -> "3"; anything else -> "N/A".
+std::string MsprofDeviceId(const std::string& device);
+
 // The full table as CSV (RFC 4180 quoting), header first.
 void WriteOpSummaryCsv(const npu::v1::Profile& profile, std::ostream& out);
 absl::Status WriteOpSummaryCsvFile(const npu::v1::Profile& profile, const std::string& path);

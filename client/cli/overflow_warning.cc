@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "client/cli/float_mode_arg.h"
 #include "client/cli/text_table.h"
 
 namespace npu::client::cli {
@@ -21,14 +22,6 @@ uint64_t OutputElements(const npu::v1::NodeProfile& node) {
   return total;
 }
 
-const char* ModeName(const npu::v1::Profile& profile) {
-  switch (profile.float_mode()) {
-    case npu::v1::FLOAT_MODE_SATURATION: return "saturation";
-    case npu::v1::FLOAT_MODE_INF_NAN: return "inf_nan";
-    default: return "the preset's";
-  }
-}
-
 }  // namespace
 
 int ListOverflowingNodes(const npu::v1::Profile& profile, int limit, std::ostream& out) {
@@ -37,7 +30,7 @@ int ListOverflowingNodes(const npu::v1::Profile& profile, int limit, std::ostrea
     if (node.overflow_elements() > 0) hit.push_back(&node);
   }
   const std::string where = absl::StrFormat("%s, %s mode", profile.preset().empty() ? profile.device() : profile.preset(),
-                                            ModeName(profile));
+                                            FloatModeWord(profile.float_mode()));
   if (hit.empty()) {
     out << absl::StrFormat("overflow check (%s): no node overflowed (%d nodes ran)\n", where, profile.nodes_size());
     return 0;

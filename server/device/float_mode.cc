@@ -22,6 +22,4 @@ DevicePreset AsBench(DevicePreset preset) {
   return preset;
 }
 
-const char* FloatModeName(bool saturate) { return saturate ? "saturation" : "inf_nan"; }
-
 }  // namespace npu::device

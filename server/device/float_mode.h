@@ -23,7 +23,4 @@ bool Saturates(const DevicePreset& preset, FloatMode mode);
 // rounded to fp16 (DevicePreset::exact_cube_operands).
 DevicePreset AsBench(DevicePreset preset);
 
-// "saturation" or "inf_nan": the names the CLI and the docs use.
-const char* FloatModeName(bool saturate);
-
 }  // namespace npu::device

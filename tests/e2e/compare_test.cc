@@ -24,6 +24,7 @@
 #include "client/host_tensor.h"
 #include "client/npy.h"
 #include "tests/client/test_support.h"
+#include "tests/e2e/csv_fields.h"
 #include "tests/e2e/server_process.h"
 
 namespace npu {
@@ -68,26 +69,6 @@ struct CompareOutput {
   std::string summary;
 };
 
-// One CSV line's fields (RFC 4180 quoting: the shapes hold commas).
-std::vector<std::string> CsvFields(const std::string& line) {
-  std::vector<std::string> fields(1);
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-      fields.back() += '"';
-      ++i;
-    } else if (c == '"') {
-      quoted = !quoted;
-    } else if (c == ',' && !quoted) {
-      fields.emplace_back();
-    } else {
-      fields.back() += c;
-    }
-  }
-  return fields;
-}
-
 CompareOutput RunCompare(const std::string& preset, const std::string& mode, const Planted& p,
                          client::testing::ScratchDir& dir) {
   testing::ServerProcess server({"--preset=" + preset});
@@ -106,7 +87,7 @@ CompareOutput RunCompare(const std::string& preset, const std::string& mode, con
   CompareOutput r;
   r.summary = out.str() + notices.str();
   std::ifstream csv(args.run.output_dir + "/compare_result.csv");
-  for (std::string line; std::getline(csv, line);) r.rows.push_back(CsvFields(line));
+  for (std::string line; std::getline(csv, line);) r.rows.push_back(testing::CsvFields(line));
   std::ifstream json(args.run.output_dir + "/diff_analyze.json");
   std::stringstream text;
   text << json.rdbuf();

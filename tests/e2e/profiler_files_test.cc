@@ -19,6 +19,7 @@
 
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
+#include "tests/e2e/csv_fields.h"
 #include "tests/e2e/digits_case.h"
 #include "tests/e2e/server_process.h"
 
@@ -35,33 +36,15 @@ std::string Read(const fs::path& p) {
   return s.str();
 }
 
-std::vector<std::string> Fields(const std::string& line) {
-  std::vector<std::string> fields(1);
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    if (quoted && line[i] == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-      fields.back() += '"';
-      ++i;
-    } else if (line[i] == '"') {
-      quoted = !quoted;
-    } else if (line[i] == ',' && !quoted) {
-      fields.emplace_back();
-    } else {
-      fields.back() += line[i];
-    }
-  }
-  return fields;
-}
-
 // The CSV as rows by column name, after returning its header.
 Table ReadCsv(const fs::path& p, std::vector<std::string>* header) {
   std::ifstream f(p);
   std::string line;
   std::getline(f, line);
-  *header = Fields(line);
+  *header = CsvFields(line);
   Table rows;
   while (std::getline(f, line)) {
-    const auto cells = Fields(line);
+    const auto cells = CsvFields(line);
     EXPECT_EQ(cells.size(), header->size()) << p << ": " << line;
     std::map<std::string, std::string> row;
     for (size_t i = 0; i < cells.size() && i < header->size(); ++i) row[(*header)[i]] = cells[i];
