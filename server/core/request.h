@@ -49,6 +49,7 @@ struct RequestInput {
   std::string name;
   graph::HostTensor tensor;  // may view the frontend's bytes (alive until the answer); unused with `handle`
   std::string handle;        // or: a device-resident tensor of the tenant
+  bool release = false;      // the handle is freed once the request is answered, whether or not it ran
 };
 
 struct RequestOutput {

@@ -32,6 +32,9 @@ void ServeCall::Finish(absl::StatusOr<Response> result) {
     }
     state_.inference_metrics.ObserveRequest(model_, sample);
   }
+  for (const RequestInput& in : request_.inputs) {
+    if (in.release && !in.handle.empty()) state_.tensors.Free(request_.tenant, in.handle).IgnoreError();
+  }
   state_.counters.runs_in_flight.fetch_sub(1);
   done_(std::move(result));
 }

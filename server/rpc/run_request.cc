@@ -30,7 +30,10 @@ absl::StatusOr<core::Request> TranslateRun(const v1::RunRequest& req) {
         bound.tensor = *std::move(viewed);
         break;
       }
-      case v1::RunInput::kHandle: bound.handle = in.handle(); break;
+      case v1::RunInput::kHandle:
+        bound.handle = in.handle();
+        bound.release = in.release();
+        break;
       default:
         return absl::InvalidArgumentError(
             absl::StrCat("input ", graph::Quoted(in.name()), " has neither a tensor nor a handle"));

@@ -8,6 +8,7 @@
 #include "server/core/serve.h"
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/run_request.h"
+#include "server/core/gradient_registration.h"
 #include "server/core/model_registration.h"
 #include "server/core/request_log.h"
 
@@ -126,6 +127,14 @@ void RuntimeServiceImpl::AddMethods(UnaryMethods& methods) {
           call.response() = core::DescribeRegistration(found->first, *found->second, call.request().content_sha256());
         }
         call.Finish(found.status());
+      });
+  methods.Add<v1::RegisterGradientRequest, v1::RegisterGradientResponse>(
+      *this, &RuntimeServiceImpl::RequestRegisterGradient,
+      {"RegisterGradient", "/npu.v1.RuntimeService/RegisterGradient", CallWork::kPool}, [this](auto& call) {
+        if (auto s = state_.CheckAdmitting(); !s.ok()) return call.Finish(s);
+        auto registered = core::RegisterGradient(state_, call.tenant(), call.mutable_request());
+        if (registered.ok()) call.response() = *std::move(registered);
+        call.Finish(registered.status());
       });
   methods.Add<v1::UnregisterGraphRequest, v1::UnregisterGraphResponse>(
       *this, &RuntimeServiceImpl::RequestUnregisterGraph,

@@ -4,8 +4,9 @@
 // one entry (core::Serve) and returns; the device answers when the run ends,
 // and a client that cancels or passes its deadline fires the run's
 // CancelToken at once (nothing polls). RegisterGraph imports and plans on the
-// core's work pool; RegisterGraphStream streams its chunks on gRPC's
-// synchronous threads.
+// queue's thread (see AddMethods); RegisterGradient builds and plans a
+// model's gradient graphs (core/gradient_registration.h) on the core's work
+// pool; RegisterGraphStream streams its chunks on gRPC's synchronous threads.
 #pragma once
 
 #include "npu/v1/runtime.grpc.pb.h"
@@ -15,8 +16,8 @@
 namespace npu::rpc {
 
 using RuntimeAsyncService = v1::RuntimeService::WithRawMethod_Run<v1::RuntimeService::WithRawMethod_RegisterGraph<
-    v1::RuntimeService::WithRawMethod_FindGraph<
-        v1::RuntimeService::WithRawMethod_UnregisterGraph<v1::RuntimeService::Service>>>>;
+    v1::RuntimeService::WithRawMethod_FindGraph<v1::RuntimeService::WithRawMethod_UnregisterGraph<
+        v1::RuntimeService::WithRawMethod_RegisterGradient<v1::RuntimeService::Service>>>>>;
 
 class RuntimeServiceImpl final : public RuntimeAsyncService {
  public:

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "server/core/amp_level.h"
 #include "server/graph/bounded_text.h"
 #include "server/rpc/float_mode_from.h"
 #include "server/rpc/tensor_codec.h"
@@ -41,18 +42,6 @@ absl::StatusOr<train::OptimizerConfig> OptimizerFrom(const v1::OptimizerConfig& 
     return absl::InvalidArgumentError("optimizer.beta1, beta2 and epsilon are for kinds ADAM and ADAMW");
   }
   return c;
-}
-
-absl::StatusOr<train::AmpLevel> AmpFrom(v1::AmpConfig::OptLevel level) {
-  switch (level) {
-    case v1::AmpConfig::O0: return train::AmpLevel::kO0;
-    case v1::AmpConfig::O1: return train::AmpLevel::kO1;
-    case v1::AmpConfig::O2: return train::AmpLevel::kO2;
-    case v1::AmpConfig::O3: return train::AmpLevel::kO3;
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("amp.opt_level ", static_cast<int>(level), " is unknown (O0, O1, O2, O3)"));
-  }
 }
 
 train::LossScaleConfig LossScaleFrom(const v1::AmpConfig& amp) {
@@ -94,7 +83,7 @@ absl::StatusOr<train::TrainConfig> TrainConfigFromRequest(const v1::CreateTraine
   auto optimizer = OptimizerFrom(req.optimizer());
   if (!optimizer.ok()) return optimizer.status();
   c.optimizer = *optimizer;
-  auto amp = AmpFrom(req.amp().opt_level());
+  auto amp = core::AmpLevelOf(req.amp().opt_level());
   if (!amp.ok()) return amp.status();
   c.amp = *amp;
   c.loss_scale = LossScaleFrom(req.amp());

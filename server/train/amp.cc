@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <vector>
 
 #include "kernels/fp16.h"
@@ -89,12 +90,16 @@ void MadeFloatsToHalf(v1::Graph& f, const std::set<std::string>& keep, bool satu
 }
 
 // O2 and O3: an fp16 model; at O2 BatchNormalization's parameters stay fp32.
-std::string ApplyHalfModel(AmpLevel level, const ModelSpec& spec, v1::Graph& f, bool saturate) {
+// The data inputs arrive in fp32 and each float output leaves in fp32 under
+// its own name (the model's fp16 value renamed, every reader of it unchanged).
+void ApplyHalfModel(AmpLevel level, const ModelSpec& spec, const std::vector<std::string>& data_inputs,
+                    const std::vector<std::string>& float_outputs, v1::Graph& f, bool saturate) {
   std::set<std::string> keep;
   if (level == AmpLevel::kO2) keep.insert(spec.bn_params.begin(), spec.bn_params.end());
-  std::set<std::string> fp32_buffers(spec.buffers.begin(), spec.buffers.end());
+  const std::set<std::string> fp32_buffers(spec.buffers.begin(), spec.buffers.end());
+  const std::set<std::string> data(data_inputs.begin(), data_inputs.end());
   for (auto& in : *f.mutable_inputs()) {
-    if (in.dtype() == v1::FLOAT32 && in.name() != spec.input && !keep.contains(in.name()) &&
+    if (in.dtype() == v1::FLOAT32 && !data.contains(in.name()) && !keep.contains(in.name()) &&
         !fp32_buffers.contains(in.name())) {
       in.set_dtype(v1::FLOAT16);
     }
@@ -104,15 +109,37 @@ std::string ApplyHalfModel(AmpLevel level, const ModelSpec& spec, v1::Graph& f, 
   }
   MadeFloatsToHalf(f, keep, saturate);
   GraphEditor g(&f);
-  // The input arrives in fp32: one cast, and every reader reads the fp16 copy.
-  const std::string x16 = CastTo(g, spec.input, v1::FLOAT16, "amp/" + spec.input + "/fp16");
-  for (int i = 0; i + 1 < f.nodes_size(); ++i) {
-    for (auto& in : *f.mutable_nodes(i)->mutable_inputs()) {
-      if (in == spec.input) in = x16;
+  // Each input arrives in fp32: one cast, and every reader reads the fp16 copy.
+  std::map<std::string, std::string> half;
+  for (const auto& in : f.inputs()) {
+    if (data.contains(in.name()) && in.dtype() == v1::FLOAT32) half[in.name()] = g.FreshValue("amp/" + in.name() + "/fp16");
+  }
+  // Each float output: its producer writes a fresh fp16 value, which a cast
+  // turns back into fp32 under the output's name.
+  for (const std::string& out : float_outputs) half[out] = g.FreshValue(out + "/fp16");
+  const int n = f.nodes_size();
+  for (int i = 0; i < n; ++i) {
+    v1::Node* node = f.mutable_nodes(i);
+    for (auto& in : *node->mutable_inputs()) {
+      if (auto it = half.find(in); it != half.end()) in = it->second;
+    }
+    for (auto& o : *node->mutable_outputs()) {
+      if (auto it = half.find(o); it != half.end()) o = it->second;
     }
   }
-  // The cast is the last node; graphs need not be sorted, the planner sorts them.
-  return CastTo(g, spec.output, v1::FLOAT32, "amp/" + spec.output + "/fp32");
+  // The casts come last; graphs need not be sorted, the planner sorts them.
+  auto cast = [&](const std::string& from, const std::string& to, graph::DataType dtype) {
+    v1::Node* c = f.add_nodes();
+    c->set_name(g.FreshNode("amp/" + to));
+    c->set_op_type("Cast");
+    c->add_inputs(from);
+    c->add_outputs(to);
+    (*c->mutable_attributes())["to"] = AttrInt(OnnxFloatCode(dtype));
+  };
+  for (const std::string& in : data_inputs) {
+    if (half.contains(in)) cast(in, half.at(in), v1::FLOAT16);
+  }
+  for (const std::string& out : float_outputs) cast(half.at(out), out, v1::FLOAT32);
 }
 
 }  // namespace
@@ -128,14 +155,14 @@ bool HasMasters(AmpLevel level, const ModelSpec& spec, const std::string& param)
   return level == AmpLevel::kO2 && ModelDtype(level, spec, param) == v1::FLOAT16;
 }
 
-std::string ApplyAmp(AmpLevel level, const ModelSpec& spec, v1::Graph& forward, bool saturate) {
+void ApplyAmp(AmpLevel level, const ModelSpec& spec, const std::vector<std::string>& data_inputs,
+              const std::vector<std::string>& float_outputs, v1::Graph& forward, bool saturate) {
   switch (level) {
-    case AmpLevel::kO0: return spec.output;
-    case AmpLevel::kO1: ApplyO1(forward); return spec.output;
+    case AmpLevel::kO0: return;
+    case AmpLevel::kO1: return ApplyO1(forward);
     case AmpLevel::kO2:
-    case AmpLevel::kO3: return ApplyHalfModel(level, spec, forward, saturate);
+    case AmpLevel::kO3: return ApplyHalfModel(level, spec, data_inputs, float_outputs, forward, saturate);
   }
-  return spec.output;
 }
 
 }  // namespace npu::train

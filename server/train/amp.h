@@ -21,6 +21,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 #include "npu/v1/graph.pb.h"
 #include "server/train/model_spec.h"
@@ -28,11 +29,14 @@
 
 namespace npu::train {
 
-// Applies `level` to `forward` (spec's model made into a forward); returns the
-// value holding the model's output in fp32. O2's fp16 parameters and constants
-// are rounded in the trainer's float mode (`saturate`: the Ascend 910's
-// saturation, else IEEE inf/NaN).
-std::string ApplyAmp(AmpLevel level, const ModelSpec& spec, v1::Graph& forward, bool saturate);
+// Applies `level` to `forward` (spec's model made into a forward, whose
+// `data_inputs` are fp32 inputs and `float_outputs` its float outputs): at
+// O2/O3 the data inputs are cast to fp16 inside and each float output is
+// fp32 again under its own name. O2's fp16 parameters and constants are
+// rounded in the float mode (`saturate`: the Ascend 910's saturation, else
+// IEEE inf/NaN).
+void ApplyAmp(AmpLevel level, const ModelSpec& spec, const std::vector<std::string>& data_inputs,
+              const std::vector<std::string>& float_outputs, v1::Graph& forward, bool saturate);
 
 // The dtype a parameter has in the model under `level` (its master copy,
 // for O2, is fp32); also the dtype of its optimizer state at O3.

@@ -16,21 +16,40 @@ class Backward {
   Backward(v1::Graph& graph, const BackwardRequest& req) : graph_(graph), req_(req), editor_(&graph) {}
 
   absl::StatusOr<std::vector<std::string>> Run(const device::DevicePreset& preset) {
-    if (graph_.outputs_size() == 0) graph_.add_outputs(req_.loss);  // BuildPlan wants one
+    const bool vjp = req_.loss.empty();
+    if (vjp && req_.output_grads.empty()) return absl::InvalidArgumentError("nothing to differentiate: no loss and no output gradients");
+    if (graph_.outputs_size() == 0) graph_.add_outputs(vjp ? req_.output_grads[0].first : req_.loss);  // BuildPlan wants one
     auto facts = InferGraphFacts(graph_, preset);
     if (!facts.ok()) return facts.status();
     facts_ = *std::move(facts);
-    auto loss = facts_.types.find(req_.loss);
-    if (loss == facts_.types.end()) return absl::InvalidArgumentError(absl::StrCat("the loss \"", req_.loss, "\" is not a value of the graph"));
-    if (!graph::IsFloat(loss->second.dtype) || loss->second.elements() != 1) {
-      return absl::InvalidArgumentError(absl::StrCat("the loss \"", req_.loss, "\" must be one float, not ",
-                                                     graph::ToString(loss->second)));
-    }
     for (const auto& init : graph_.initializers()) constants_[init.name()] = &init.tensor();
-    MarkRequired();
-    MarkNeeded();
-    editor_.AddInput(req_.seed, graph::TensorType{loss->second.dtype, {}});
-    contributions_[req_.loss].push_back(req_.seed);
+    if (vjp) {
+      for (const auto& [value, grad] : req_.output_grads) {
+        auto t = facts_.types.find(value);
+        if (t == facts_.types.end() || !graph::IsFloat(t->second.dtype)) {
+          return absl::InvalidArgumentError(absl::StrCat("\"", value, "\" is not a float value of the graph, so it has no gradient"));
+        }
+        needed_.insert(value);
+      }
+      MarkRequired();
+      MarkNeeded();
+      for (const auto& [value, grad] : req_.output_grads) {
+        editor_.AddInput(grad, facts_.types.at(value));
+        contributions_[value].push_back(grad);
+      }
+    } else {
+      auto loss = facts_.types.find(req_.loss);
+      if (loss == facts_.types.end()) return absl::InvalidArgumentError(absl::StrCat("the loss \"", req_.loss, "\" is not a value of the graph"));
+      if (!graph::IsFloat(loss->second.dtype) || loss->second.elements() != 1) {
+        return absl::InvalidArgumentError(absl::StrCat("the loss \"", req_.loss, "\" must be one float, not ",
+                                                       graph::ToString(loss->second)));
+      }
+      needed_.insert(req_.loss);
+      MarkRequired();
+      MarkNeeded();
+      editor_.AddInput(req_.seed, graph::TensorType{loss->second.dtype, {}});
+      contributions_[req_.loss].push_back(req_.seed);
+    }
     // The rules append nodes: walk the forward's nodes by index, never by pointer.
     const std::vector<int> order = facts_.order;
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
@@ -70,8 +89,8 @@ class Backward {
     }
   }
 
+  // From what needed_ holds already: the loss, or the values given gradients.
   void MarkNeeded() {
-    needed_.insert(req_.loss);
     for (auto it = facts_.order.rbegin(); it != facts_.order.rend(); ++it) {
       const v1::Node& n = graph_.nodes(*it);
       bool any = false;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -20,6 +21,10 @@ struct BackwardRequest {
   std::string loss;              // a scalar float value of the graph
   std::string seed;              // a new graph input of the loss's type: dLoss (the loss scale, say)
   std::vector<std::string> wrt;  // graph inputs whose gradients are wanted
+  // Instead of a loss and its seed (a vector-Jacobian product, what a host
+  // autograd asks for): float values of the graph and, for each, the new
+  // graph input (of its type) that holds its gradient.
+  std::vector<std::pair<std::string, std::string>> output_grads;
 };
 
 // Appends the backward pass to `graph` (whose nodes must all be named) and

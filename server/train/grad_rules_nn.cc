@@ -34,11 +34,50 @@ absl::Status LayerNormRule(GradContext& c) {
   return absl::OkStatus();
 }
 
+// Inference mode: an affine map per channel, y = (x - mean) * inv * scale + B
+// with inv = (var + eps)^-1/2 from the running statistics, which take no
+// gradient (a frozen BatchNorm when fine-tuning, a module in eval mode under
+// autograd). Computed in x's dtype; each gradient is cast to its value's.
+absl::Status InferenceBatchNormRule(GradContext& c) {
+  const graph::TensorType& x = c.InputType(0);
+  if (x.shape.size() < 2) return c.Unsupported("on an input without a channel dimension");
+  const graph::DataType t = x.dtype;
+  const int64_t channels = x.shape[1];
+  graph::Shape per_channel(x.shape.size(), 1);
+  per_channel[1] = channels;
+  auto in_t = [&](int i) {
+    const std::string& v = c.node.inputs(i);
+    return c.InputType(i).dtype == t ? v : c.Op("Cast", {v}, {{"to", AttrInt(OnnxFloatCode(t))}});
+  };
+  auto as_input_dtype = [&](const std::string& v, int i) {
+    const graph::DataType want = c.InputType(i).dtype;
+    return want == t ? v : c.Op("Cast", {v}, {{"to", AttrInt(OnnxFloatCode(want))}});
+  };
+  std::vector<int64_t> axes;
+  for (int64_t a = 0; a < static_cast<int64_t>(x.shape.size()); ++a) {
+    if (a != 1) axes.push_back(a);
+  }
+  auto channel_sum = [&](const std::string& v) {
+    return c.Op("ReduceSum", {v, c.Int64Tensor({static_cast<int64_t>(axes.size())}, axes)}, {{"keepdims", AttrInt(0)}});
+  };
+  const std::string inv = c.Op("Pow", {c.Op("Add", {in_t(4), c.Scalar(c.FloatAttr("epsilon", 1e-5f), t)}),
+                                       c.Scalar(-0.5f, t)});
+  const std::string inv_r = c.Reshape(inv, {channels}, per_channel);
+  if (c.Needs(0)) {
+    const std::string gain = c.Reshape(c.Op("Mul", {in_t(1), inv}), {channels}, per_channel);
+    c.dx[0] = c.Op("Mul", {c.dy[0], gain});
+  }
+  if (c.Needs(1)) {
+    const std::string centered = c.Op("Sub", {c.node.inputs(0), c.Reshape(in_t(3), {channels}, per_channel)});
+    c.dx[1] = as_input_dtype(channel_sum(c.Op("Mul", {c.dy[0], c.Op("Mul", {centered, inv_r})})), 1);
+  }
+  if (c.Needs(2)) c.dx[2] = as_input_dtype(channel_sum(c.dy[0]), 2);
+  return absl::OkStatus();
+}
+
 absl::Status BatchNormRule(GradContext& c) {
   auto mode = c.node.attributes().find("training_mode");
-  if (mode == c.node.attributes().end() || mode->second.i() == 0) {
-    return c.Unsupported("in inference mode (the trainer sets training_mode = 1)");
-  }
+  if (mode == c.node.attributes().end() || mode->second.i() == 0) return InferenceBatchNormRule(c);
   Attributes at;
   if (auto it = c.node.attributes().find("epsilon"); it != c.node.attributes().end()) at["epsilon"] = it->second;
   const auto g = c.g.Add("BatchNormalizationGrad", {c.dy[0], c.node.inputs(0), c.node.inputs(1)}, 3, at, c.Base());

@@ -16,6 +16,22 @@ const v1::Initializer* FindInitializer(const v1::Graph& graph, const std::string
 
 graph::TensorType TypeOf(const v1::Tensor& t) { return {t.dtype(), graph::Shape(t.shape().begin(), t.shape().end())}; }
 
+void NameNodes(v1::Graph& graph) {
+  for (int i = 0; i < graph.nodes_size(); ++i) {
+    v1::Node* n = graph.mutable_nodes(i);
+    if (n->name().empty()) n->set_name(absl::StrCat(n->op_type(), "_", i));
+  }
+}
+
+std::set<std::string> BatchNormInputs(const v1::Graph& graph, std::initializer_list<int> which) {
+  std::set<std::string> read;
+  for (const auto& n : graph.nodes()) {
+    if (n.op_type() != "BatchNormalization" || n.inputs_size() < 5) continue;
+    for (int i : which) read.insert(n.inputs(i));
+  }
+  return read;
+}
+
 absl::StatusOr<ModelSpec> DescribeModel(v1::Graph graph, const std::vector<std::string>& trainable) {
   ModelSpec spec;
   if (graph.inputs_size() != 1) {
@@ -36,18 +52,9 @@ absl::StatusOr<ModelSpec> DescribeModel(v1::Graph graph, const std::vector<std::
   }
   spec.input = in.name();
   spec.output = graph.outputs(0);
-  for (int i = 0; i < graph.nodes_size(); ++i) {
-    v1::Node* n = graph.mutable_nodes(i);
-    if (n->name().empty()) n->set_name(absl::StrCat(n->op_type(), "_", i));
-  }
-  std::set<std::string> buffers, bn_params;
-  for (const auto& n : graph.nodes()) {
-    if (n.op_type() != "BatchNormalization" || n.inputs_size() < 5) continue;
-    bn_params.insert(n.inputs(1));
-    bn_params.insert(n.inputs(2));
-    buffers.insert(n.inputs(3));
-    buffers.insert(n.inputs(4));
-  }
+  NameNodes(graph);
+  const std::set<std::string> buffers = RunningStatistics(graph);
+  const std::set<std::string> bn_params = BatchNormInputs(graph, {1, 2});
   std::set<std::string> wanted(trainable.begin(), trainable.end());
   for (const std::string& name : trainable) {
     const v1::Initializer* init = FindInitializer(graph, name);

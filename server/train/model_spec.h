@@ -3,6 +3,8 @@
 // the ones BatchNormalization keeps up to date (running statistics).
 #pragma once
 
+#include <initializer_list>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,14 @@ struct ModelSpec {
 // exactly one input and one output, a trainable name that is no float
 // initializer, a graph without parameters.
 absl::StatusOr<ModelSpec> DescribeModel(v1::Graph graph, const std::vector<std::string>& trainable = {});
+
+// Names every node that has no name ("Op_INDEX"): the training passes need names.
+void NameNodes(v1::Graph& graph);
+
+// What BatchNormalization nodes read as inputs `which` (1, 2: scale and
+// bias; 3, 4: the running mean and variance).
+std::set<std::string> BatchNormInputs(const v1::Graph& graph, std::initializer_list<int> which);
+inline std::set<std::string> RunningStatistics(const v1::Graph& graph) { return BatchNormInputs(graph, {3, 4}); }
 
 // The initializer `name` of the graph (nullptr when there is none).
 const v1::Initializer* FindInitializer(const v1::Graph& graph, const std::string& name);

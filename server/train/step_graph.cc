@@ -26,7 +26,8 @@ absl::StatusOr<ForwardWithLoss> ForwardAndLoss(const ModelSpec& spec, const Trai
   auto io = MakeForward(spec, batch, training, g);
   if (!io.ok()) return io.status();
   f.io = *std::move(io);
-  f.prediction = ApplyAmp(config.amp, spec, g, preset.fp16_saturation);
+  ApplyAmp(config.amp, spec, {spec.input}, {spec.output}, g, preset.fp16_saturation);
+  f.prediction = spec.output;
   g.clear_outputs();
   g.add_outputs(f.prediction);
   auto facts = InferGraphFacts(g, preset);

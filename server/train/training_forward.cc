@@ -17,9 +17,11 @@ std::string RatioOf(const v1::Node& node, GraphEditor& g) {
 }  // namespace
 
 absl::StatusOr<ForwardIO> MakeForward(const ModelSpec& spec, int64_t batch, bool training, v1::Graph& out) {
-  if (batch < 1) return absl::InvalidArgumentError(absl::StrCat("batch size ", batch, " must be >= 1"));
+  if (batch != kDeclaredShapes && batch < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("batch size ", batch, " must be >= 1"));
+  }
   out = spec.graph;
-  out.mutable_inputs(0)->set_shape(0, batch);
+  if (batch != kDeclaredShapes) out.mutable_inputs(0)->set_shape(0, batch);
   // Parameters and running statistics: initializers -> inputs.
   std::set<std::string> lifted(spec.params.begin(), spec.params.end());
   lifted.insert(spec.buffers.begin(), spec.buffers.end());
@@ -55,6 +57,10 @@ absl::StatusOr<ForwardIO> MakeForward(const ModelSpec& spec, int64_t batch, bool
       for (const char* stat : {"/mean", "/inv_std_dev"}) {
         if (node->outputs_size() < 3) node->add_outputs(g.FreshValue(node->name() + stat));
       }
+    } else if (op == "Dropout" && !training) {
+      // Inference whatever the export's training_mode said (torch exports it
+      // true from a module in train mode).
+      while (node->inputs_size() > 2) node->mutable_inputs()->RemoveLast();
     } else if (op == "Dropout" && training) {
       if (io.dropout_seed.empty()) {
         io.dropout_seed = g.FreshValue("step/dropout_seed");

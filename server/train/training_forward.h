@@ -6,6 +6,7 @@
 // and Dropout draws a new mask each step (SeededDropout, the step's seed).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 
@@ -20,8 +21,12 @@ struct ForwardIO {
   std::string dropout_seed;                       // the INT64 seed input, when the model has Dropout
 };
 
-// The forward of `spec` for batches of `batch`, in training or inference
-// mode. The graph keeps the model's input and output names.
+// MakeForward's batch that keeps every input's shape as the model declares it.
+inline constexpr int64_t kDeclaredShapes = -1;
+
+// The forward of `spec` for batches of `batch` (or kDeclaredShapes), in
+// training or inference mode. The graph keeps the model's input and output
+// names.
 absl::StatusOr<ForwardIO> MakeForward(const ModelSpec& spec, int64_t batch, bool training, v1::Graph& out);
 
 }  // namespace npu::train

@@ -145,7 +145,7 @@ TEST(MixedPrecisionTest, O2ConvertsInTheDevicesFloatMode) {
     c->mutable_tensor()->add_shape(1);
     const float v = -1e5f;
     c->mutable_tensor()->set_data(reinterpret_cast<const char*>(&v), sizeof v);
-    ApplyAmp(AmpLevel::kO2, spec, forward, saturate);
+    ApplyAmp(AmpLevel::kO2, spec, {spec.input}, {spec.output}, forward, saturate);
     for (const auto& init : forward.initializers()) {
       if (init.name() != "big") continue;
       ASSERT_EQ(init.tensor().dtype(), v1::FLOAT16);
