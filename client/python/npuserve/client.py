@@ -26,7 +26,7 @@ import grpc
 from npuserve import graphs, profile as profiles, tensors
 from npuserve import training
 from npuserve._stubs import (device_pb2, device_pb2_grpc, health_pb2, memory_pb2, memory_pb2_grpc, runtime_pb2,
-                             runtime_pb2_grpc, tensor_pb2, training_pb2_grpc)
+                             runtime_pb2_grpc, tensor_pb2, training_pb2, training_pb2_grpc)
 from npuserve.channel import MAX_SEND_BYTES, make_channel, tls_settings
 from npuserve.errors import NpuError, from_rpc_error
 
@@ -114,7 +114,36 @@ class RegisteredGraph:
         self.unregister()
 
 
-_RUN_OPTIONS = {"device", "profile", "debug", "keep", "keep_all", "timeout", "float_mode"}
+class GradientGraphs:
+    """A model's forward and backward for a host autograd (register_gradient):
+    `forward` and `backward` (RegisteredGraph; no backward without wrt), `saved` (forward outputs to
+    keep on the device for the backward), `grad_outputs` (per model output,
+    the backward input of its gradient, "" for none), `gradients` (per wrt,
+    a backward output), `buffers` / `buffer_outputs` (running statistics and
+    their updated values), `dropout_seed` (an INT64 forward input, or "") and
+    `float_status` (the backward's overflow count, its last output)."""
+
+    def __init__(self, client, response, device):
+        self._client = client
+        self.forward = RegisteredGraph(client, response.forward, device)
+        self.backward = RegisteredGraph(client, response.backward, device) if response.HasField("backward") else None
+        self.saved = list(response.saved)
+        self.grad_outputs = list(response.grad_outputs)
+        self.gradients = list(response.gradients)
+        self.buffers = list(response.buffers)
+        self.buffer_outputs = list(response.buffer_outputs)
+        self.dropout_seed = response.dropout_seed
+        self.float_status = response.float_status
+
+    def unregister(self):
+        try:
+            self.forward.unregister()
+        finally:
+            if self.backward is not None:
+                self.backward.unregister()
+
+
+_RUN_OPTIONS = {"device", "profile", "debug", "keep", "keep_all", "timeout", "float_mode", "release"}
 
 # float_mode= of run(): the fp16 conversions' mode (docs/device-model.md, "Float modes").
 _FLOAT_MODES = {None: "FLOAT_MODE_PRESET", "saturation": "FLOAT_MODE_SATURATION", "inf_nan": "FLOAT_MODE_INF_NAN"}
@@ -258,7 +287,7 @@ class Client:
         self._call(self._runtime.UnregisterGraph, runtime_pb2.UnregisterGraphRequest(graph_id=graph_id))
 
     def run(self, graph, inputs=None, *, device=None, profile=False, debug=False, keep=(), keep_all=False,
-            timeout=None, float_mode=None) -> RunResult:
+            timeout=None, float_mode=None, release=()) -> RunResult:
         """Runs a registered graph, or any model register() takes.
 
         An npu.v1.Graph that fits a message is sent inline (planned for this run
@@ -269,7 +298,8 @@ class Client:
         too large for one message are uploaded first and freed after the run.
         `keep`: outputs to leave on the device as handles; `profile`: return the
         modeled profile; `float_mode`: "saturation" or "inf_nan" forces the fp16
-        conversions' mode (None: the device preset's).
+        conversions' mode (None: the device preset's); `release`: inputs given
+        as handles that the server frees once it has answered the run.
         """
         if float_mode not in _FLOAT_MODES:
             raise ValueError(f"float_mode {float_mode!r} is not one of 'saturation', 'inf_nan' or None (the preset's)")
@@ -286,10 +316,12 @@ class Client:
         else:
             request.graph.CopyFrom(message)
             declared = {v.name: v.dtype for v in message.inputs}
+        release = set(release)
         for name, value in (inputs or {}).items():
             entry = request.inputs.add(name=name)
             if isinstance(value, Handle):
                 entry.handle = value.id
+                entry.release = name in release
                 continue
             dtype = declared.get(name) or None
             try:
@@ -305,6 +337,26 @@ class Client:
         with self._freed_after() as uploaded:
             self._upload_until_it_fits(request, request.inputs, uploaded, request.options.device)
             return RunResult(self._call(self._runtime.Run, request, timeout))
+
+    def register_gradient(self, model, device="npu:0", *, parameters=(), wrt, training=True,
+                          opt_level=None) -> "GradientGraphs":
+        """Registers `model`'s gradient graphs (RuntimeService.RegisterGradient):
+        a forward that also returns what its backward reads, and a backward from
+        the outputs' gradients to those of `wrt` (float inputs and
+        `parameters`, the float initializers that become inputs). `model`: an
+        npu.v1.Graph or ONNX model as register() takes them; opt_level: apex's
+        "O1", "O2" or "O3" (None: "O0"). npuserve.autograd runs them under
+        torch's autograd."""
+        m = graphs.model_of(model)
+        request = runtime_pb2.RegisterGradientRequest(device=device, parameters=list(parameters), wrt=list(wrt),
+                                                      training=training)
+        if opt_level is not None:
+            request.opt_level = training_pb2.AmpConfig.OptLevel.Value(opt_level)
+        if m.graph is not None:
+            request.graph.CopyFrom(m.graph)
+        else:
+            request.onnx_model = m.data
+        return GradientGraphs(self, self._call(self._runtime.RegisterGradient, request), device)
 
     def trainer(self, model, *, loss, optimizer, lr, example_inputs=None, **options) -> training.Trainer:
         """A trainer on the server for `model` (anything register() takes; its

@@ -85,3 +85,34 @@ def submodule_values(model, module, paths, stacklevel=3):
         out.append(((inside[-1], 1, -depth), "post", path, sub, inputs, outputs))
     out.sort(key=lambda entry: entry[0])
     return out
+
+
+def fire_hooks(submodules, values, who="npuserve"):
+    """Fires the forward pre-hooks and hooks of `submodules` (submodule_values'
+    entries) with `values` (name -> tensor: a run's intermediates, outputs and
+    inputs), in order. What a hook returns cannot change a run that happened:
+    it is ignored with a warning, as is a submodule whose values are missing."""
+    for _, kind, path, sub, input_names, output_names in submodules:
+        missing = [v for v in input_names + output_names if v not in values]
+        if missing:
+            warnings.warn(f"{who}: the run did not return {missing[0]!r} of {path}; its hooks do not fire")
+            continue
+        hook_inputs = tuple(values[v] for v in input_names)
+        if kind == "pre":
+            for hook in list(sub._forward_pre_hooks.values()):
+                _ignored(hook(sub, hook_inputs), path, "pre-hook", who)
+            continue
+        output = values[output_names[0]] if len(output_names) == 1 else tuple(values[v] for v in output_names)
+        for hook in list(sub._forward_hooks.values()):
+            _ignored(hook(sub, hook_inputs, output), path, "hook", who)
+
+
+def hooked_submodules(module):
+    """The paths of the submodules (not the module itself) that have forward hooks or pre-hooks."""
+    return frozenset(name for name, m in module.named_modules() if name and (m._forward_pre_hooks or m._forward_hooks))
+
+
+def _ignored(returned, path, kind, who):
+    if returned is not None:
+        warnings.warn(f"{who}: the forward {kind} of {path} returned a value; on the NPU hooks observe the run and "
+                      "cannot change it, so it is ignored")
