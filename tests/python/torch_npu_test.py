@@ -9,7 +9,9 @@ arithmetic against torch.cuda.amp.GradScaler's documented defaults.
 Usage: torch_npu_test.py --server NPU_SERVER   (PYTHONPATH=build/python)
 """
 import argparse
+import contextlib
 import inspect
+import io
 import os
 import re
 import signal
@@ -195,13 +197,6 @@ class Modules(unittest.TestCase):
                 with self.subTest(module=name or "root"):
                     self.assert_close_to_fp16_cube(got, want)
 
-    def test_training_on_the_npu_is_refused_by_name(self):
-        net = small_cnn().npu().train()
-        with self.assertRaisesRegex(RuntimeError, r"training Sequential on npu:0 .* gradient graphs"):
-            net(torch.randn(2, 3, 8, 8))
-        with torch.no_grad():  # evaluation in train mode without autograd is inference
-            self.assertEqual(net(torch.randn(2, 3, 8, 8)).shape, (2, 4))
-
     def test_a_server_that_cannot_be_reached_is_named(self):
         out = run_script("""
             import torch, torch_npu
@@ -215,6 +210,247 @@ class Modules(unittest.TestCase):
         lines = out.stdout.splitlines()
         self.assertEqual(lines[0], "False 0")
         self.assertIn("no npu-server at 127.0.0.1:1 (NPUSERVE_TARGET)", lines[1])
+
+
+def train_cnn():
+    torch.manual_seed(2)
+    return torch.nn.Sequential(torch.nn.Conv2d(3, 6, 3, padding=1), torch.nn.BatchNorm2d(6), torch.nn.ReLU(),
+                               torch.nn.MaxPool2d(2), torch.nn.Conv2d(6, 8, 3), torch.nn.ReLU(), torch.nn.Flatten(),
+                               torch.nn.Linear(8 * 2 * 2, 5))
+
+
+def copy_of(module):
+    import copy
+    return copy.deepcopy(module)
+
+
+class Training(unittest.TestCase):
+    """A module on the NPU under torch's autograd: its backward runs on the
+    server (RegisterGradient's graphs), torch.optim updates its parameters.
+
+    Tolerance: the server rounds every Cube operand to fp16 (forward and
+    backward GEMMs) and sums in fp32; torch computes in fp32. Per element that
+    is about 2^-11 of the sum of |products|, so values are compared as in
+    Modules: within 4e-3 of the tensor's largest magnitude."""
+
+    @classmethod
+    def setUpClass(cls):
+        import torch_npu  # noqa: F401
+
+    def assert_close(self, got, want, what, rel=4e-3):
+        # A floor for gradients that are zero but for rounding (a conv's bias before BatchNorm).
+        scale = max(want.abs().max().item(), 1e-3)
+        err = (got.double() - want.double()).abs().max().item()
+        self.assertLessEqual(err, rel * scale, f"{what}: max error {err:.3g} against a scale of {scale:.3g}")
+
+    def test_forward_and_backward_match_torch(self):
+        self.check_forward_and_backward(train=True)
+
+    def test_eval_mode_backward_through_frozen_batchnorm_matches_torch(self):
+        self.check_forward_and_backward(train=False)
+
+    def check_forward_and_backward(self, train):
+        host = train_cnn().train(train)
+        with torch.no_grad():  # running statistics that are not the identity
+            host[1].running_mean.uniform_(-0.5, 0.5)
+            host[1].running_var.uniform_(0.5, 2.0)
+        npu = copy_of(host).npu()
+        x = torch.randn(4, 3, 8, 8)
+        weights = torch.randn(4, 5)
+        x_host, x_npu = x.clone().requires_grad_(), x.clone().requires_grad_()
+        y_host = host(x_host)
+        y_npu = npu(x_npu)
+        self.assertIsNotNone(y_npu.grad_fn)
+        self.assert_close(y_npu.detach(), y_host.detach(), "output")
+        (y_host * weights).sum().backward()
+        (y_npu * weights).sum().backward()
+        self.assert_close(x_npu.grad, x_host.grad, "input gradient")
+        for (name, p_host), (_, p_npu) in zip(host.named_parameters(), npu.named_parameters()):
+            self.assertIsNotNone(p_npu.grad, name)
+            self.assert_close(p_npu.grad, p_host.grad, f"gradient of {name}")
+        # BatchNorm's running statistics moved as torch moves them (unbiased variance, momentum 0.1), in train mode.
+        bn_host, bn_npu = host[1], npu[1]
+        self.assert_close(bn_npu.running_mean, bn_host.running_mean, "running_mean", rel=1e-3)
+        self.assert_close(bn_npu.running_var, bn_host.running_var, "running_var", rel=1e-3)
+        self.assertEqual(bn_npu.num_batches_tracked.item(), 1 if train else 0)
+
+    def test_training_follows_torch_and_uploads_only_what_changed(self):
+        host = train_cnn().train()
+        npu = copy_of(host).npu()
+        opt_host = torch.optim.SGD(host.parameters(), lr=0.05, momentum=0.9)
+        opt_npu = torch.optim.SGD(npu.parameters(), lr=0.05, momentum=0.9)
+        torch.manual_seed(3)
+        batches = [(torch.randn(8, 3, 8, 8), torch.randint(0, 5, (8,))) for _ in range(4)]
+        params = len(list(npu.parameters()))
+        handles = npu.forward.trained
+        for step, (x, labels) in enumerate(batches):
+            for net, opt in ((host, opt_host), (npu, opt_npu)):
+                opt.zero_grad()
+                loss = torch.nn.functional.cross_entropy(net(x), labels)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(net.parameters(), 5.0)
+                opt.step()
+                if net is host:
+                    want = loss.item()
+            self.assertAlmostEqual(loss.item(), want, delta=2e-3 * abs(want), msg=f"step {step}")
+            if handles is None:
+                handles = npu.forward.trained
+            self.assertEqual(handles.handles.uploads, params * (step + 1), "every step uploads each parameter once")
+        with torch.no_grad():  # a run in train mode without autograd: the last step's parameters, uploaded once
+            for _ in range(2):
+                npu(batches[0][0])
+        self.assertEqual(handles.handles.uploads, params * (len(batches) + 1))
+        for (name, p_host), (_, p_npu) in zip(host.named_parameters(), npu.named_parameters()):
+            self.assert_close(p_npu.detach(), p_host.detach(), f"parameter {name} after {len(batches)} steps", rel=1e-2)
+        # The optimizer's state and the module's state dict round-trip as on the host.
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "ckpt.pt")
+            torch.save({"model": npu.state_dict(), "optimizer": opt_npu.state_dict()}, path)
+            ckpt = torch.load(path)
+        restored = train_cnn().npu()
+        restored.load_state_dict(ckpt["model"])
+        opt_restored = torch.optim.SGD(restored.parameters(), lr=0.05, momentum=0.9)
+        opt_restored.load_state_dict(ckpt["optimizer"])
+        for a, b in zip(opt_restored.state_dict()["state"].values(), opt_npu.state_dict()["state"].values()):
+            self.assertTrue(torch.equal(a["momentum_buffer"], b["momentum_buffer"]))
+        restored.eval()
+        npu.eval()
+        with torch.no_grad():
+            self.assertTrue(torch.equal(restored(batches[1][0]), npu(batches[1][0])))
+
+    def test_dropout_masks_and_their_gradient(self):
+        net = torch.nn.Sequential(torch.nn.Dropout(0.5)).npu().train()
+        x = (torch.rand(64, 32) + 0.5).requires_grad_()
+        torch.manual_seed(5)
+        y = net(x)
+        kept = y != 0
+        self.assertTrue(0.35 < kept.float().mean().item() < 0.65)
+        self.assertTrue(torch.equal(y[kept], x.detach()[kept] * 2))  # inverted dropout: kept values scaled by 2
+        y.sum().backward()
+        self.assertTrue(torch.equal(x.grad, kept.float() * 2))
+        torch.manual_seed(5)
+        self.assertTrue(torch.equal(net(x.detach()), y.detach()), "the mask's seed comes from torch's generator")
+
+    def test_a_second_backward_through_one_forward_is_refused(self):
+        net = train_cnn().npu()
+        y = net(torch.randn(2, 3, 8, 8)).sum()
+        y.backward(retain_graph=True)
+        with self.assertRaisesRegex(RuntimeError, r"second backward .*\(retain_graph=True is not supported"):
+            y.backward()
+
+    def test_a_forward_without_backward_frees_its_activations(self):
+        import gc
+        import npuserve
+        net = train_cnn().npu()
+        with npuserve.connect(SERVER[1]) as client:
+            def new_handles():
+                return {h.id for h in client.handles()} - before
+            before = {h.id for h in client.handles()}
+            y = net(torch.randn(2, 3, 8, 8))
+            params = len(list(net.parameters()))
+            self.assertGreater(len(new_handles()), params)  # the parameters and the saved activations
+            del y
+            gc.collect()
+            self.assertEqual(len(new_handles()), params)
+            net.cpu()
+            self.assertEqual(new_handles(), set())
+
+
+class Apex(unittest.TestCase):
+    """apex.amp (npuserve-shims) on modules on the NPU: O2's fp16 model with
+    fp32 masters, the static scale of the ModelZoo samples, and the dynamic
+    scale's overflow skip, which on the 910's saturation mode only the
+    device's float status can see (fp16 overflows saturate to 65504)."""
+
+    @classmethod
+    def setUpClass(cls):
+        import torch_npu  # noqa: F401
+        from apex import amp
+        cls.amp = amp
+
+    def run_steps(self, net, opt, batches, scale=True):
+        losses = []
+        for x, labels in batches:
+            opt.zero_grad()
+            loss = torch.nn.functional.cross_entropy(net(x), labels)
+            if scale:
+                with self.amp.scale_loss(loss, opt) as scaled:
+                    scaled.backward()
+            else:
+                loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        return losses
+
+    def test_o2_with_a_static_scale_trains_as_fp32_does(self):
+        host = train_cnn().train()
+        net = copy_of(host).npu()
+        torch.manual_seed(4)
+        batches = [(torch.randn(8, 3, 8, 8), torch.randint(0, 5, (8,))) for _ in range(4)]
+        opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            net, opt = self.amp.initialize(net, opt, opt_level="O2", loss_scale=128.0)
+        self.assertIn("Selected optimization level O2:  FP16 training with FP32 batchnorm and FP32 master weights",
+                      out.getvalue())
+        self.assertIn("loss_scale            : 128.0", out.getvalue())
+        self.assertEqual(net[0].weight.dtype, torch.float16)
+        self.assertEqual(net[1].weight.dtype, torch.float32)  # keep_batchnorm_fp32
+        masters = list(self.amp.master_params(opt))
+        self.assertTrue(all(p.dtype == torch.float32 for p in masters))
+        self.assertEqual(self.amp.state_dict(), {"loss_scaler0": {"loss_scale": 128.0, "unskipped": 0}})
+        got = self.run_steps(net, opt, batches)
+        want = self.run_steps(host, torch.optim.SGD(host.parameters(), lr=0.05, momentum=0.9), batches, scale=False)
+        # fp16 weights and activations: each step's loss within 1% of fp32's.
+        for step, (g, w) in enumerate(zip(got, want)):
+            self.assertAlmostEqual(g, w, delta=1e-2 * abs(w), msg=f"step {step}")
+        # The masters moved, and the model holds their fp16 copy.
+        for (name, p), master in zip(net.named_parameters(), masters):
+            self.assertTrue(torch.equal(p.detach(), master.detach().to(p.dtype)), name)
+        self.assertEqual(self.amp.state_dict()["loss_scaler0"]["loss_scale"], 128.0)
+
+    def test_an_overflow_the_device_saw_skips_the_step_and_halves_the_scale(self):
+        net = train_cnn().npu()
+        opt = torch.optim.SGD(net.parameters(), lr=0.05)
+        with contextlib.redirect_stdout(io.StringIO()):
+            net, opt = self.amp.initialize(net, opt, opt_level="O2")  # dynamic: 2^16 at first
+        x = torch.randn(8, 3, 8, 8)
+        labels = torch.randint(0, 5, (8,))
+        before = [p.detach().clone() for p in self.amp.master_params(opt)]
+        opt.zero_grad()
+        # Times 100: the gradients at the scale of 2^16 are far past fp16's 65504.
+        loss = torch.nn.functional.cross_entropy(net(x), labels) * 100
+        with self.amp.scale_loss(loss, opt) as scaled:
+            scaled.backward()
+        # Saturated, not inf: the host sees finite gradients; the device's float status saw the overflow.
+        self.assertTrue(all(torch.isfinite(p.grad).all() for p in net.parameters()))
+        self.assertGreater(torch_npu_float_status(), 0)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            opt.step()
+        self.assertEqual(out.getvalue().strip(),
+                         "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 32768.0")
+        for p, b in zip(self.amp.master_params(opt), before):
+            self.assertTrue(torch.equal(p.detach(), b))
+        self.assertEqual(self.amp.state_dict()["loss_scaler0"], {"loss_scale": 32768.0, "unskipped": 0})
+        state = self.amp.state_dict()
+        self.amp.load_state_dict({"loss_scaler0": {"loss_scale": 4.0, "unskipped": 7}})
+        self.assertEqual(self.amp.state_dict()["loss_scaler0"], {"loss_scale": 4.0, "unskipped": 7})
+        self.amp.load_state_dict(state)
+        # With a small scale the same batch steps.
+        self.amp.load_state_dict({"loss_scaler0": {"loss_scale": 1.0, "unskipped": 0}})
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(net(x), labels) * 100
+        with self.amp.scale_loss(loss, opt) as scaled:
+            scaled.backward()
+        self.assertEqual(torch_npu_float_status(), 0)
+        opt.step()
+        self.assertFalse(all(torch.equal(p.detach(), b) for p, b in zip(self.amp.master_params(opt), before)))
+
+
+def torch_npu_float_status():
+    from npuserve import autograd
+    return autograd.float_status()
 
 
 class TransferToNpu(unittest.TestCase):
@@ -275,6 +511,63 @@ class Distributed(unittest.TestCase):
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertEqual(sorted(out.stdout.splitlines()), ["rank 0 gloo 3.0 npu:0", "rank 1 gloo 3.0 npu:1"])
         self.assertIn("backend 'hccl' is served by torch.distributed's gloo", out.stderr)
+
+
+    def test_ddp_trains_a_module_on_the_npu_across_two_processes(self):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        out = run_script(f"""
+            import os
+            import torch, torch.distributed as dist, torch.multiprocessing as mp
+            import torch_npu
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            def make():
+                torch.manual_seed(0)
+                return torch.nn.Sequential(torch.nn.Conv2d(3, 6, 3), torch.nn.ReLU(), torch.nn.Flatten(),
+                                           torch.nn.Linear(6 * 6 * 6, 4))
+
+            def batches():
+                g = torch.Generator().manual_seed(1)
+                return [(torch.randn(8, 3, 8, 8, generator=g), torch.randint(0, 4, (8,), generator=g))
+                        for _ in range(3)]
+
+            def rank_main(rank):
+                dist.init_process_group(backend="nccl", init_method="tcp://127.0.0.1:{port}", world_size=2,
+                                        rank=rank)
+                torch.npu.set_device(rank)
+                model = DDP(make().npu(), device_ids=[rank])
+                opt = torch.optim.SGD(model.parameters(), lr=0.1)
+                for x, labels in batches():
+                    opt.zero_grad()
+                    shard = slice(4 * rank, 4 * rank + 4)
+                    torch.nn.functional.cross_entropy(model(x[shard]), labels[shard]).backward()
+                    opt.step()
+                # The reference: one process, the whole batch, on the host.
+                ref = make()
+                ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1)
+                for x, labels in batches():
+                    ref_opt.zero_grad()
+                    torch.nn.functional.cross_entropy(ref(x), labels).backward()
+                    ref_opt.step()
+                err = max(((p - q).abs().max() / q.abs().max()).item()
+                          for p, q in zip(model.module.parameters(), ref.parameters()))
+                mine = torch.cat([p.detach().flatten() for p in model.module.parameters()])
+                other = mine.clone()
+                dist.broadcast(other, src=0)
+                line = f"rank {{rank}} npu:{{torch.npu.current_device()}} same={{torch.equal(mine, other)}} " \\
+                       f"close={{err < 1e-2}} {{err:.2e}}\\n"
+                os.write(1, line.encode())
+                dist.destroy_process_group()
+
+            if __name__ == "__main__":
+                mp.spawn(rank_main, nprocs=2)
+        """, SERVER[1], timeout=300)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        lines = sorted(line.rsplit(" ", 1)[0] for line in out.stdout.splitlines())
+        self.assertEqual(lines, ["rank 0 npu:0 same=True close=True", "rank 1 npu:1 same=True close=True"],
+                         out.stdout)
 
 
 class GradScaler(unittest.TestCase):

@@ -34,7 +34,8 @@ graph = {"name": "add", "inputs": [{"name": "a", "dtype": "FLOAT32", "shape": [2
 result = npu.run(graph, {"a": np.array([1.5, 2], np.float32), "b": np.array([0.25, -4], np.float32)})
 print(json.dumps({"c": result["c"].tolist()}))
 import torch, torch_npu
-print(json.dumps({"torch_npu": torch_npu.__file__, "devices": torch.npu.device_count()}))
+from apex import amp
+print(json.dumps({"torch_npu": torch_npu.__file__, "devices": torch.npu.device_count(), "apex": amp.__file__}))
 '''
 
 
@@ -74,6 +75,7 @@ class Wheel(unittest.TestCase):
             self.assertEqual(lines[0]["version"], version)
             self.assertEqual(lines[1]["c"], [1.75, -2.0])
             self.assertTrue(lines[2]["torch_npu"].startswith(self.venv), lines[2])  # npuserve-shims, installed
+            self.assertTrue(lines[2]["apex"].startswith(self.venv), lines[2])
             self.assertEqual(lines[2]["devices"], 1)
         finally:
             server.send_signal(signal.SIGTERM)

@@ -1,6 +1,12 @@
 """hccl (and nccl) on torch.distributed's gloo backend: real TCP collectives
 between processes and machines, with init_method, world_size and rank as
-given. A notice on stderr says so once per process."""
+given. A notice on stderr says so once per process.
+
+DistributedDataParallel wraps a module on the NPU as it wraps a CPU module:
+its parameters are CPU tensors that the server's runs read (torch_npu's
+modules), so `device_ids=[rank]` and `output_device`, which torch allows only
+for CUDA modules, are dropped for it; the gradient buckets are allreduced over
+gloo after each backward, as DDP does."""
 import functools
 import sys
 
@@ -41,6 +47,16 @@ def _wrap_new_group(original):
     return new_group
 
 
+def _wrap_ddp_init(original):
+    @functools.wraps(original)
+    def __init__(self, module, device_ids=None, output_device=None, *args, **kwargs):
+        from torch_npu._modules import npu_index
+        if npu_index(module) is not None:
+            device_ids, output_device = None, None
+        return original(self, module, device_ids, output_device, *args, **kwargs)
+    return __init__
+
+
 _installed = False
 
 
@@ -51,3 +67,5 @@ def install():
     _installed = True
     dist.init_process_group = _wrap_init(dist.init_process_group)
     dist.new_group = _wrap_new_group(dist.new_group)
+    from torch.nn.parallel import DistributedDataParallel
+    DistributedDataParallel.__init__ = _wrap_ddp_init(DistributedDataParallel.__init__)

@@ -1,24 +1,28 @@
 """Modules on the NPU: `module.npu()`, `.to("npu:N")`, `.to(torch.device("npu", N))`.
 
-The module's forward then runs on npu-server: exported once per input
-signature (shapes and dtypes) and per state of its parameters (torch's
-in-place version counters: an optimizer step or load_state_dict makes a new
-export), registered on its device, and run there; the outputs come back as
-CPU tensors in the structure forward returns. Hooks on the module itself
-(forward pre-hooks and forward hooks) fire around the remote run; hooks on
-its submodules fire with the values the server computed for each
-(torch_npu._module_hooks).
+The module's forward then runs on npu-server, and so does its backward:
 
-Training a module on the NPU (its forward under autograd in train mode) needs
-the server's gradient graphs for it, which npu-server does not offer yet: such
-a call is refused naming the module, and the module's CPU form (.cpu()) or
-npuserve's Trainer (`npu train`, npuserve.Client.trainer) are the ways to
-train today.
+- under autograd (something needs a gradient) or in train mode, through
+  npuserve.autograd.RemoteModule: exported once per input signature and mode,
+  its gradient graphs registered, the forward run with the activations the
+  backward reads kept on the device, and loss.backward() running the backward
+  there; torch.optim, schedulers, clip_grad_norm_ and state_dict work on the
+  module's own parameters, which are uploaded again only when they changed;
+- otherwise (model.eval() under torch.no_grad()), exported once per input
+  signature and parameter state (torch's in-place version counters), fused,
+  and run as inference.
+
+The outputs come back as CPU tensors in the structure forward returns. A
+loss module stays on the host. Hooks
+on the module itself (forward pre-hooks and forward hooks) fire around the
+remote run; hooks on its submodules fire with the values the server computed
+for each (torch_npu._module_hooks), in inference runs.
 """
 import collections
 import functools
 
 import torch
+from npuserve.autograd import RemoteModule, as_defined, half_level
 from npuserve.torch import compile as _compile
 
 from torch_npu import _module_hooks, _runtime
@@ -31,6 +35,7 @@ class _RemoteForward:
         self.module = module
         self.index = index
         self.compiled = collections.OrderedDict()
+        self.trained = None  # the RemoteModule of the autograd and train-mode runs
 
     def _state(self):
         return tuple((id(t), t._version, t.dtype) for t in self.module.state_dict(keep_vars=True).values())
@@ -45,12 +50,14 @@ class _RemoteForward:
             if not isinstance(a, torch.Tensor):
                 raise TypeError(f"torch_npu: input {i} of {name} on npu:{self.index} is a {type(a).__name__}; "
                                 "a module on the NPU takes tensors")
-        if module.training and torch.is_grad_enabled() and any(p.requires_grad for p in module.parameters()):
-            raise RuntimeError(
-                f"torch_npu: training {name} on npu:{self.index} (train mode under autograd) needs npu-server's "
-                "gradient graphs for the module, which it does not offer yet. Run evaluation with model.eval() or "
-                "torch.no_grad(), train the CPU module (model.cpu()), or train on the server with `npu train` / "
-                "npuserve.Client.trainer")
+        grad = torch.is_grad_enabled() and (any(p.requires_grad for p in module.parameters()) or
+                                            any(a.requires_grad for a in args))
+        # An fp16 model (apex O2/O3) runs there too, in eval mode as well: its
+        # export traces an fp32 copy and the server makes it fp16 again.
+        if grad or module.training or half_level(module) is not None:
+            if self.trained is None:
+                self.trained = RemoteModule(module, _runtime.client(), f"npu:{self.index}")
+            return self.trained(*args)
         hooked = _module_hooks.hooked_submodules(module)
         key = (tuple((tuple(a.shape), a.dtype) for a in args), self._state(), hooked)
         compiled = self.compiled.get(key)
@@ -63,30 +70,26 @@ class _RemoteForward:
         return compiled(*args)
 
     def _export(self, args, hooked):
-        module = self.module
-        del module.forward  # the class's forward, for the export's trace
-        hooks = [(m, m._forward_pre_hooks.copy(), m._forward_hooks.copy()) for m in module.modules()]
-        for m, _, _ in hooks:  # the trace runs on the host: no user hook sees its values
-            m._forward_pre_hooks.clear()
-            m._forward_hooks.clear()
-        try:
+        with as_defined(self.module) as module:
             if hooked:  # unfused, run with debug: every submodule's values come back
                 return _module_hooks.HookedExport(module, args, f"npu:{self.index}", hooked)
             return _compile(module, args, client=_runtime.client(), device=f"npu:{self.index}")
-        finally:
-            for m, pre, post in hooks:
-                m._forward_pre_hooks.update(pre)
-                m._forward_hooks.update(post)
-            module.forward = self
 
     def release(self):
+        if self.trained is not None:
+            self.trained.close()
+            self.trained = None
         while self.compiled:
             self.compiled.popitem()[1].close()
 
 
 def to_npu(module, device=None):
-    """Puts `module` on npu:N (the current device when None); returns the module."""
+    """Puts `module` on npu:N (the current device when None); returns the module.
+    A loss module (criterion.npu()) stays on the host: the loss is host work
+    beside the model's remote forward and backward."""
     index = _runtime.checked_index(device)
+    if isinstance(module, torch.nn.modules.loss._Loss):
+        return module
     remote = module.__dict__.get("forward")
     if isinstance(remote, _RemoteForward):
         if remote.index == index:
