@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A GPU training script on the simulated NPUs, three ways (issue 23's acceptance):
-#   scripts/migrate_acceptance.sh [BUILD_DIR] [EPOCHS]
+#   scripts/migrate_acceptance.sh [BUILD_DIR] [EPOCHS]   (default: build, 6)
 # runs examples/migrate/train_zoo_ddp_apex.py (DDP over 2 processes, nccl, apex O2 with
 # loss_scale=128.0, cuda:N strings) in its CPU / gloo / fp32 form, as `npu migrate` converts
 # it, and unchanged with `import torch_npu` + transfer_to_npu prepended, the last two against a
@@ -9,7 +9,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
-epochs=${2:-3}
+epochs=${2:-6}
 script="$root/examples/migrate/train_zoo_ddp_apex.py"
 work=$(mktemp -d)
 server_pid=

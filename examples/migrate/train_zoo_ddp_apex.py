@@ -7,8 +7,8 @@ It trains a small CNN on a synthetic four-class image task (oriented bars in
 noise, generated from a seed, so no download) and prints each epoch's mean
 loss and validation accuracy on rank 0.
 
-    python train_zoo_ddp_apex.py --epochs 3            # on two GPUs
-    python train_zoo_ddp_apex.py --epochs 3 --cpu      # its CPU / gloo / fp32 form, for reference
+    python train_zoo_ddp_apex.py --epochs 6            # on two GPUs
+    python train_zoo_ddp_apex.py --epochs 6 --cpu      # its CPU / gloo / fp32 form, for reference
 
 examples/migrate/README.md runs it on npu-server twice: converted by `npu
 migrate`, and unchanged with torch_npu's transfer_to_npu prepended.
@@ -26,7 +26,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 def parse_args():
     parser = argparse.ArgumentParser(description="ModelZoo-style DDP + apex training")
-    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--epochs", type=int, default=6)
     parser.add_argument("--batch-size", type=int, default=32, help="per process")
     parser.add_argument("--lr", type=float, default=0.05)
     parser.add_argument("--world-size", type=int, default=2)
