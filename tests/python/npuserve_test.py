@@ -105,6 +105,46 @@ class PlainServer(unittest.TestCase):
         self.npu.run(graph, {"x": small_ints((3, 4))})
         self.assertEqual(self.npu.stats().runs_total, before + 1)
 
+    def test_gradient_graphs_give_exact_gradients_and_refuse_bad_requests_by_name(self):
+        graph, w, _ = matmul_add_graph()
+        g = self.npu.register_gradient(graph, parameters=["w", "b"], wrt=["w", "x", "b"])
+        try:
+            x = small_ints((3, 4))
+            forward = self.npu.run(g.forward, {"x": x, "w": w, "b": np.zeros(5, np.float16)}, keep=g.saved)
+            dy = small_ints((3, 5))
+            inputs = {g.grad_outputs[0]: dy}
+            for v in g.backward.inputs:
+                if v.name in ("x", "w"):
+                    inputs[v.name] = {"x": x, "w": w}[v.name]
+                elif v.name in g.saved:
+                    inputs[v.name] = forward[v.name]
+            backward = self.npu.run(g.backward, inputs, release=g.saved)
+            # Small integers: every fp16 operand and fp32 sum exact, as NumPy's float64.
+            want = {"w": x.astype(np.float64).T @ dy, "x": dy.astype(np.float64) @ w.astype(np.float64).T,
+                    "b": dy.astype(np.float64).sum(0)}
+            for name, out in zip(["w", "x", "b"], g.gradients):
+                np.testing.assert_array_equal(backward[out].astype(np.float64), want[name], err_msg=name)
+            self.assertEqual(backward[g.float_status], 0.0)
+            self.assertEqual([h for h in self.npu.handles() if h.id in {forward[s].id for s in g.saved}], [])
+        finally:
+            g.unregister()
+        for kwargs, message in (({"parameters": ["nope"], "wrt": ["w"]}, 'parameter "nope" is not a float initializer'),
+                                ({"parameters": ["w"], "wrt": ["xw"]}, 'gradient of "xw" asked for: it is neither'),
+                                ({"parameters": ["w", "w"], "wrt": ["w"]}, 'parameter "w" is named twice')):
+            with self.assertRaises(npuserve.NpuError) as e:
+                self.npu.register_gradient(graph, **kwargs)
+            self.assertEqual(e.exception.code.name, "INVALID_ARGUMENT")
+            self.assertIn(message, e.exception.details)
+        with self.assertRaises(npuserve.NpuError) as e:
+            self.npu.register_gradient(b"\x08\x07 not an onnx model", wrt=["x"])
+        self.assertEqual(e.exception.code.name, "INVALID_ARGUMENT")
+        request = npuserve.runtime_pb2.RegisterGradientRequest(wrt=["x"], opt_level=9)
+        request.graph.CopyFrom(npuserve.graphs.graph_message(graph))
+        with self.assertRaises(npuserve.NpuError) as e:
+            self.npu._call(self.npu._runtime.RegisterGradient, request)
+        self.assertIn("amp.opt_level 9 is unknown", e.exception.details)
+        self.assertEqual(self.npu.health(), "SERVING")
+
     def test_every_dtype_round_trips_bit_for_bit(self):
         f16 = np.array([0.0, -0.0, 1.0, 65504.0, -65504.0, np.inf, -np.inf, np.nan, 6e-8, 2 ** -24], np.float16)
         cases = {
