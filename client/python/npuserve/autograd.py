@@ -88,17 +88,19 @@ class ParameterHandles:
 
     def acquire(self, named):
         with self._lock:
+            changed = [name for name, tensor in named.items()
+                       if name not in self._current or self._current[name][0] != _key(tensor)]
+            # All at once: an optimizer step changed every parameter.
+            handles = self._client.upload_many([named[n].detach().contiguous() for n in changed], self._device)
+            self.uploads += len(changed)
+            for name, handle in zip(changed, handles):
+                if name in self._current:
+                    self._retire(self._current[name][1])
+                self._current[name] = (_key(named[name]), handle)
             out = {}
-            for name, tensor in named.items():
-                current = self._current.get(name)
-                if current is None or current[0] != _key(tensor):
-                    handle = self._client.upload(tensor.detach().contiguous(), self._device)
-                    self.uploads += 1
-                    if current is not None:
-                        self._retire(current[1])
-                    current = self._current[name] = (_key(tensor), handle)
-                out[name] = current[1]
-                self._uses[current[1].id] += 1
+            for name in named:
+                out[name] = self._current[name][1]
+                self._uses[out[name].id] += 1
             return out
 
     def release(self, handles):
@@ -117,7 +119,11 @@ class ParameterHandles:
         else:
             self._free(handle.id)
 
-    def _free(self, handle_id):
+    def _free(self, handle_id, wait=False):
+        """Frees a handle; on the hot path (a replaced parameter) without waiting for the answer."""
+        if not wait:
+            self._client.free_later(handle_id)
+            return
         try:
             self._client.free(handle_id)
         except NpuError:  # gone already (the server's idle sweep, a restart): nothing to free
@@ -130,7 +136,7 @@ class ParameterHandles:
             self._retired.clear()
             self._uses.clear()
         for handle_id in ids:
-            self._free(handle_id)
+            self._free(handle_id, wait=True)
 
 
 class _Signature:
@@ -196,7 +202,7 @@ class _Pending:
             for name in self.signature.graphs.saved:
                 handle = self.values.get(name)
                 if handle is not None:
-                    self.owner.handles._free(handle.id)
+                    self.owner.handles._free(handle.id, wait=True)
 
     def __del__(self):
         try:
@@ -234,10 +240,12 @@ class RemoteModule:
     there (see the module's docstring). Call it as the module; close() to
     unregister its graphs and free its handles."""
 
-    def __init__(self, module, client, device="npu:0"):
+    def __init__(self, module, client, device="npu:0", profile=False):
         self.module = module
         self.client = client
         self.device = device
+        self.profile = profile  # ask each run for its profile: last_result, last_backward
+        self.last_backward = None
         self.handles = ParameterHandles(client, device)
         self._signatures = collections.OrderedDict()
         self._lock = threading.Lock()
@@ -292,7 +300,7 @@ class RemoteModule:
             inputs[g.dropout_seed] = torch.randint(0, 2**62, (), dtype=torch.int64)
         try:
             result = self.client.run(g.forward, inputs, device=self.device, keep=g.saved if keep else (),
-                                     debug=bool(signature.submodules))
+                                     debug=bool(signature.submodules), profile=self.profile)
         except BaseException:
             self.handles.release(params)
             raise
@@ -323,9 +331,10 @@ class RemoteModule:
                 inputs[name] = pending.values[name]
         saved = [name for name in g.saved if name in inputs]
         try:
-            result = self.client.run(g.backward, inputs, device=self.device, release=saved)
+            result = self.client.run(g.backward, inputs, device=self.device, release=saved, profile=self.profile)
         finally:
             pending.finish(consumed=True)
+        self.last_backward = result
         _record_float_status(result[g.float_status])
         return {w: torch.from_numpy(result[out]) for w, out in zip(sig.wrt, g.gradients)}
 

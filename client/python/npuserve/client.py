@@ -202,6 +202,29 @@ class Client:
 
     def upload(self, value, device="npu:0") -> Handle:
         """Puts an ndarray (or torch tensor) in a device's memory; streams 1 MiB chunks."""
+        return self.upload_many([value], device)[0]
+
+    def upload_many(self, values, device="npu:0") -> List[Handle]:
+        """upload() of each, all in flight at once: one round trip's latency for the lot."""
+        futures = [self._memory.Upload.future(self._upload_chunks(v, device), timeout=self.timeout,
+                                              metadata=self._metadata) for v in values]
+        handles = []
+        for f in futures:
+            try:
+                handles.append(Handle.of(f.result()))
+            except grpc.RpcError as e:
+                for other in futures:  # the ones that made it are not left behind
+                    if other.done() and other.exception() is None:
+                        self.free_later(other.result().handle)
+                raise from_rpc_error(e, self._tls is not None, self._tls is not None and self._tls.cert) from None
+        return handles
+
+    def free_later(self, handle):
+        """free() without waiting for the answer (a handle already gone is no error here)."""
+        self._memory.Free.future(memory_pb2.FreeRequest(handle=_handle_id(handle)), timeout=self.timeout,
+                                 metadata=self._metadata)
+
+    def _upload_chunks(self, value, device):
         t = value if isinstance(value, tensor_pb2.Tensor) else tensors.to_tensor(value)
         chunk_bytes = self._chunk_bytes()
         header = memory_pb2.UploadHeader(device=device, type=tensor_pb2.TensorType(dtype=t.dtype, shape=t.shape))
@@ -216,7 +239,7 @@ class Client:
                 yield data
                 data = memory_pb2.UploadChunk()
 
-        return Handle.of(self._call(self._memory.Upload, chunks()))
+        return chunks()
 
     def download(self, handle):
         """The ndarray a handle holds."""
