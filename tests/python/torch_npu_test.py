@@ -274,6 +274,20 @@ class Training(unittest.TestCase):
         self.assert_close(bn_npu.running_var, bn_host.running_var, "running_var", rel=1e-3)
         self.assertEqual(bn_npu.num_batches_tracked.item(), 1 if train else 0)
 
+    def test_a_transformer_encoder_layer_differentiates_as_torch_does(self):
+        # Its export computes shapes (Shape, Gather, Concat into Reshape and Slice operands): folded on the server
+        # from the signature's static shapes, as inference folds them.
+        torch.manual_seed(6)
+        host = torch.nn.TransformerEncoderLayer(16, 2, 32, batch_first=True, dropout=0.0)
+        npu = copy_of(host).npu()
+        x = torch.randn(2, 5, 16)
+        weights = torch.randn(2, 5, 16)
+        (host(x) * weights).sum().backward()
+        y = npu(x)
+        (y * weights).sum().backward()
+        for (name, p_host), (_, p_npu) in zip(host.named_parameters(), npu.named_parameters()):
+            self.assert_close(p_npu.grad, p_host.grad, f"gradient of {name}")
+
     def test_training_follows_torch_and_uploads_only_what_changed(self):
         host = train_cnn().train()
         npu = copy_of(host).npu()
