@@ -1,11 +1,9 @@
 #include "server/train/gradient_graphs.h"
 
 #include <map>
-#include <memory>
 #include <set>
 
 #include "absl/strings/str_cat.h"
-#include "server/graph/passes/prepare_graph.h"
 #include "server/train/amp.h"
 #include "server/train/autodiff.h"
 #include "server/train/graph_editor.h"
@@ -72,30 +70,6 @@ std::vector<int> NeededNodes(const v1::Graph& g, int first, std::set<std::string
   return {kept.rbegin(), kept.rend()};
 }
 
-// The import-time passes on the forward, whose inputs (the parameters among
-// them, so nothing they feed is folded away) are all static: what torch's
-// export computes from shapes (Shape, Gather, Concat into an Expand's or a
-// Slice's operand) becomes constants, as the inference path has them.
-absl::Status FoldShapes(v1::Graph& f, const device::DevicePreset& preset) {
-  std::vector<graph::TensorType> types;
-  for (const auto& in : f.inputs()) {
-    for (int64_t d : in.shape()) {
-      if (d < 0) return absl::OkStatus();  // dynamic dims: left to the planner, which names what it cannot bind
-    }
-    types.push_back({in.dtype(), graph::Shape(in.shape().begin(), in.shape().end())});
-  }
-  auto prepared = graph::PrepareGraph(std::make_shared<const v1::Graph>(f), &types, preset, graph::PlanLimits{});
-  if (!prepared.ok()) return prepared.status();
-  v1::Graph folded = *prepared->graph;
-  std::set<std::string> present;
-  for (const auto& init : folded.initializers()) present.insert(init.name());
-  for (const auto& init : prepared->weights->initializers()) {
-    if (!present.contains(init.name())) *folded.add_initializers() = init;
-  }
-  f = std::move(folded);
-  return absl::OkStatus();
-}
-
 v1::ValueInfo Info(const std::string& name, const graph::TensorType& t) {
   v1::ValueInfo v;
   v.set_name(name);
@@ -114,7 +88,7 @@ absl::StatusOr<GradientGraphs> BuildGradientGraphs(v1::Graph model, const Gradie
   v1::Graph& f = out.forward;
   auto io = MakeForward(*spec, kDeclaredShapes, request.training, f);
   if (!io.ok()) return io.status();
-  if (auto s = FoldShapes(f, preset); !s.ok()) return s;
+  if (auto s = FoldShapeComputations(f, preset); !s.ok()) return s;
   f.set_name(spec->graph.name() + "/forward");
   out.dropout_seed = io->dropout_seed;
   out.buffers = spec->buffers;

@@ -26,6 +26,7 @@ absl::StatusOr<ForwardWithLoss> ForwardAndLoss(const ModelSpec& spec, const Trai
   auto io = MakeForward(spec, batch, training, g);
   if (!io.ok()) return io.status();
   f.io = *std::move(io);
+  if (auto s = FoldShapeComputations(g, preset); !s.ok()) return s;
   ApplyAmp(config.amp, spec, {spec.input}, {spec.output}, g, preset.fp16_saturation);
   f.prediction = spec.output;
   g.clear_outputs();

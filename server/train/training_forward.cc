@@ -1,8 +1,11 @@
 #include "server/train/training_forward.h"
 
+#include <memory>
 #include <set>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "server/graph/passes/prepare_graph.h"
 #include "server/train/graph_editor.h"
 
 namespace npu::train {
@@ -76,6 +79,26 @@ absl::StatusOr<ForwardIO> MakeForward(const ModelSpec& spec, int64_t batch, bool
     }
   }
   return io;
+}
+
+absl::Status FoldShapeComputations(v1::Graph& f, const device::DevicePreset& preset) {
+  std::vector<graph::TensorType> types;
+  for (const auto& in : f.inputs()) {
+    for (int64_t d : in.shape()) {
+      if (d < 0) return absl::OkStatus();  // dynamic dims: left to the planner, which names what it cannot bind
+    }
+    types.push_back({in.dtype(), graph::Shape(in.shape().begin(), in.shape().end())});
+  }
+  auto prepared = graph::PrepareGraph(std::make_shared<const v1::Graph>(f), &types, preset, graph::PlanLimits{});
+  if (!prepared.ok()) return prepared.status();
+  v1::Graph folded = *prepared->graph;
+  std::set<std::string> present;
+  for (const auto& init : folded.initializers()) present.insert(init.name());
+  for (const auto& init : prepared->weights->initializers()) {
+    if (!present.contains(init.name())) *folded.add_initializers() = init;
+  }
+  f = std::move(folded);
+  return absl::OkStatus();
 }
 
 }  // namespace npu::train

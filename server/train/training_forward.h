@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "npu/v1/graph.pb.h"
+#include "server/device/device_preset.h"
 #include "server/train/model_spec.h"
 
 namespace npu::train {
@@ -28,5 +29,12 @@ inline constexpr int64_t kDeclaredShapes = -1;
 // training or inference mode. The graph keeps the model's input and output
 // names.
 absl::StatusOr<ForwardIO> MakeForward(const ModelSpec& spec, int64_t batch, bool training, v1::Graph& out);
+
+// The import-time passes (graph/passes/prepare_graph.h) on a forward whose
+// inputs are all static, the parameters among them (so nothing they feed is
+// folded away): what torch's export computes from shapes (Shape, Gather,
+// Concat into a Reshape's, Expand's or Slice's operand) becomes constants, as
+// the inference path has them. A forward with dynamic dims is left as it is.
+absl::Status FoldShapeComputations(v1::Graph& forward, const device::DevicePreset& preset);
 
 }  // namespace npu::train

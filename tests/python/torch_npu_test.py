@@ -288,6 +288,34 @@ class Training(unittest.TestCase):
         for (name, p_host), (_, p_npu) in zip(host.named_parameters(), npu.named_parameters()):
             self.assert_close(p_npu.grad, p_host.grad, f"gradient of {name}")
 
+    def test_the_trainer_trains_a_transformer_layer_exported_with_a_dynamic_batch(self):
+        # npu train's path (CreateTrainer/Step): the step graph binds the batch, then folds the export's shape
+        # computations (Shape -> ConstantOfShape / Slice operands), which were refused as not constant before.
+        import npuserve
+
+        class Classifier(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.enc = torch.nn.TransformerEncoderLayer(16, 2, 32, batch_first=True, dropout=0.0)
+                self.fc = torch.nn.Linear(16, 3)
+
+            def forward(self, x):
+                return self.fc(self.enc(x).mean(1))
+
+        torch.manual_seed(7)
+        model = Classifier()
+        onnx_bytes = io.BytesIO()
+        torch.onnx.export(model, (torch.randn(4, 5, 16),), onnx_bytes, input_names=["x"], output_names=["y"],
+                          dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}}, opset_version=17,
+                          training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
+        x, labels = torch.randn(8, 5, 16), torch.randint(0, 3, (8,))
+        with npuserve.connect(SERVER[1]) as client:
+            trainer = client.trainer(onnx_bytes.getvalue(), loss="cross_entropy", optimizer="sgd", lr=0.1)
+            losses = [trainer.step(x.numpy(), labels.numpy()).loss for _ in range(3)]
+        want = torch.nn.functional.cross_entropy(model(x), labels).item()
+        self.assertAlmostEqual(losses[0], want, delta=2e-3 * want)
+        self.assertLess(losses[2], losses[0])
+
     def test_training_follows_torch_and_uploads_only_what_changed(self):
         host = train_cnn().train()
         npu = copy_of(host).npu()
