@@ -7,12 +7,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <memory>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "client/graph_builder.h"
 #include "fuzz/onnx_case.h"
+#include "npu/v1/runtime.grpc.pb.h"
 #include "npu/v1/training.grpc.pb.h"
 #include "onnx/onnx_export.h"
 #include "server/rpc/npu_server.h"
@@ -30,11 +32,14 @@ struct World {
     config.grpc_max_pollers = 4;
     config.limits.max_tensor_bytes = 1 << 20;
     server = rpc::NpuServer::Start(config).value();
-    stub = v1::TrainingService::NewStub(
-        grpc::CreateChannel(absl::StrCat("127.0.0.1:", server->port()), grpc::InsecureChannelCredentials()));
+    auto channel =
+        grpc::CreateChannel(absl::StrCat("127.0.0.1:", server->port()), grpc::InsecureChannelCredentials());
+    stub = v1::TrainingService::NewStub(channel);
+    runtime = v1::RuntimeService::NewStub(channel);
   }
   std::unique_ptr<rpc::NpuServer> server;
   std::unique_ptr<v1::TrainingService::Stub> stub;
+  std::unique_ptr<v1::RuntimeService::Stub> runtime;
 };
 
 double Hyper(ChoiceSource& src) {
@@ -111,6 +116,105 @@ std::unique_ptr<grpc::ClientContext> Ctx() {
   return c;
 }
 
+v1::RunInput* Inline(v1::RunRequest& run, const std::string& name, v1::Tensor t) {
+  v1::RunInput* in = run.add_inputs();
+  in->set_name(name);
+  *in->mutable_tensor() = std::move(t);
+  return in;
+}
+
+// RegisterGradient of the case's model (parameters and wrt right, wrong or
+// repeated; any training flag, amp level and device), then its forward on a
+// batch (saved values kept) and its backward from the outputs' gradients,
+// which frees them.
+std::string GradientCase(ChoiceSource& src, World& world, const v1::CreateTrainerRequest& create, bool hostile) {
+  v1::RegisterGradientRequest req;
+  if (create.has_graph()) {
+    *req.mutable_graph() = create.graph();
+    // Static shapes, as a host autograd exports each signature (most cases).
+    for (auto& in : *req.mutable_graph()->mutable_inputs()) {
+      if (in.shape_size() > 0 && in.shape(0) == -1 && src.Chance(80)) in.set_shape(0, 2);
+    }
+  } else {
+    req.set_onnx_model(create.onnx_model());
+  }
+  static const std::vector<std::string> names = {"w1", "b1", "w2", "x", "nope", "logits", ""};
+  for (const char* p : {"w1", "b1", "w2"}) {
+    if (!hostile || src.Chance(70)) req.add_parameters(hostile && src.Chance(20) ? src.Pick(names) : p);
+  }
+  static const std::vector<std::string> sound = {"w1", "x", "b1", "w2"};
+  for (uint64_t i = 0, n = src.Below(4); i < n; ++i) req.add_wrt(hostile ? src.Pick(names) : sound[i]);
+  req.set_training(src.Chance(60));
+  req.set_opt_level(static_cast<v1::AmpConfig::OptLevel>(hostile && src.Chance(20) ? src.Below(6) : src.Below(4)));
+  if (hostile && src.Chance(30)) req.set_device(src.Pick(std::vector<std::string>{"npu:1", "npu:9", "cpu", "npu:-1"}));
+  v1::RegisterGradientResponse g;
+  grpc::Status s = world.runtime->RegisterGradient(Ctx().get(), req, &g);
+  if (std::getenv("NPU_FUZZ_VERBOSE") != nullptr) {
+    std::fprintf(stderr, "RegisterGradient: %d %s\n", s.error_code(), s.error_message().substr(0, 160).c_str());
+  }
+  if (std::string f = Clear(s, "RegisterGradient"); !f.empty() || !s.ok()) return f;
+  v1::RunRequest forward;
+  forward.set_graph_id(g.forward().graph_id());
+  const int64_t rows = src.Chance(80) ? 2 : 1 + static_cast<int64_t>(src.Below(3));
+  for (const v1::ValueInfo& in : g.forward().inputs()) {
+    if (in.name() == g.dropout_seed()) {
+      v1::Tensor seed;
+      seed.set_dtype(v1::INT64);
+      const int64_t v = static_cast<int64_t>(src.Below(100));
+      seed.set_data(&v, sizeof v);
+      Inline(forward, in.name(), seed);
+    } else if (in.name() == "x") {
+      Inline(forward, in.name(), Batch(src, rows, 4, src.Chance(90) ? v1::FLOAT32 : v1::FLOAT16, 0));
+    } else {
+      std::vector<int64_t> shape(in.shape().begin(), in.shape().end());
+      Inline(forward, in.name(), Floats(shape, 0.1f));
+    }
+  }
+  for (const std::string& saved : g.saved()) forward.mutable_options()->add_keep_on_device(saved);
+  v1::RunResponse ran;
+  s = world.runtime->Run(Ctx().get(), forward, &ran);
+  if (std::string f = Clear(s, "Run (forward)"); !f.empty() || !s.ok()) return f;
+  std::map<std::string, const v1::RunOutput*> outputs;
+  for (const v1::RunOutput& o : ran.outputs()) outputs[o.name()] = &o;
+  v1::RunRequest backward;
+  backward.set_graph_id(g.backward().graph_id());
+  for (const v1::ValueInfo& in : g.backward().inputs()) {
+    bool given = false;
+    for (int i = 0; i < g.grad_outputs_size() && !given; ++i) {
+      if (g.grad_outputs(i) != in.name()) continue;
+      Inline(backward, in.name(), Floats({rows, in.shape_size() > 1 ? in.shape(1) : 1}, src.Chance(90) ? 1.0f : 1e30f));
+      given = true;
+    }
+    if (given) continue;
+    if (auto o = outputs.find(in.name()); o != outputs.end()) {
+      if (o->second->has_handle()) {
+        v1::RunInput* h = backward.add_inputs();
+        h->set_name(in.name());
+        h->set_handle(o->second->handle().handle());
+        h->set_release(src.Chance(90));
+      } else {
+        Inline(backward, in.name(), o->second->tensor());
+      }
+      continue;
+    }
+    for (const v1::RunInput& f : forward.inputs()) {
+      if (f.name() == in.name()) *backward.add_inputs() = f;
+    }
+  }
+  v1::RunResponse back;
+  if (std::string f = Clear(world.runtime->Run(Ctx().get(), backward, &back), "Run (backward)"); !f.empty()) return f;
+  for (const std::string& id : {g.forward().graph_id(), g.backward().graph_id()}) {
+    if (id.empty()) continue;
+    v1::UnregisterGraphRequest un;
+    un.set_graph_id(id);
+    v1::UnregisterGraphResponse done;
+    if (std::string f = Clear(world.runtime->UnregisterGraph(Ctx().get(), un, &done), "UnregisterGraph"); !f.empty()) {
+      return f;
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string RunTrainingCase(ChoiceSource& src) {
@@ -171,6 +275,9 @@ std::string RunTrainingCase(ChoiceSource& src) {
   }
   if (src.Chance(20)) create.set_backend(hostile ? src.Pick(std::vector<std::string>{"gloo", "", "nccl"}) : "hccl");
   create.set_seed(src.Below(1000));
+  if (src.Chance(40)) {
+    if (std::string f = GradientCase(src, *world, create, hostile); !f.empty()) return f;
+  }
 
   v1::CreateTrainerResponse created;
   grpc::Status s = stub.CreateTrainer(Ctx().get(), create, &created);

@@ -6,7 +6,10 @@
 // negative to NaN and huge; amp levels and loss scales; devices and
 // backends, right or not), then steps and evaluates it on batches of right
 // and wrong shapes, dtypes and label values, saves a checkpoint and restores
-// it altered, exports it, and deletes it. The oracle: every status is a clear
+// it altered, exports it, and deletes it; some cases also register the
+// model's gradient graphs (RuntimeService.RegisterGradient, with right and
+// wrong parameters, wrt, amp levels and devices) and run their forward and
+// backward. The oracle: every status is a clear
 // one (never INTERNAL or UNKNOWN), the server keeps answering, and a trainer
 // that was made can be deleted.
 #pragma once

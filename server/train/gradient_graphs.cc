@@ -40,6 +40,13 @@ absl::StatusOr<ModelSpec> SpecOf(v1::Graph model, const GradientRequest& request
   }
   std::set<std::string> inputs;
   for (const auto& in : model.inputs()) {
+    for (int64_t d : in.shape()) {
+      if (d < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "input \"", in.name(), "\" has a dynamic dim: gradient graphs are built for one signature, so give "
+            "every input its shape (a host autograd registers each input signature it meets)"));
+      }
+    }
     if (graph::IsFloat(in.dtype())) inputs.insert(in.name());
   }
   std::set<std::string> wrt;

@@ -133,6 +133,11 @@ TEST(GradientGraphsTest, RefusesWhatIsNotAParameterOrAnInput) {
   EXPECT_THAT(error({{"W", "W"}, {"W"}, true}), HasSubstr("parameter \"W\" is named twice"));
   EXPECT_THAT(error({{"W"}, {"b"}, true}), HasSubstr("gradient of \"b\" asked for: it is neither a float input"));
   EXPECT_EQ(error({{"W"}, {}, true}), "ok");  // the forward alone
+  v1::Graph dynamic = Mlp();
+  dynamic.mutable_inputs(0)->set_shape(0, -1);
+  auto built = BuildGradientGraphs(dynamic, {{"W"}, {"W"}, true}, preset);
+  ASSERT_FALSE(built.ok());
+  EXPECT_THAT(std::string(built.status().message()), HasSubstr("input \"x\" has a dynamic dim"));
 }
 
 }  // namespace
