@@ -16,39 +16,39 @@ class Backward {
   Backward(v1::Graph& graph, const BackwardRequest& req) : graph_(graph), req_(req), editor_(&graph) {}
 
   absl::StatusOr<std::vector<std::string>> Run(const device::DevicePreset& preset) {
-    const bool vjp = req_.loss.empty();
-    if (vjp && req_.output_grads.empty()) return absl::InvalidArgumentError("nothing to differentiate: no loss and no output gradients");
-    if (graph_.outputs_size() == 0) graph_.add_outputs(vjp ? req_.output_grads[0].first : req_.loss);  // BuildPlan wants one
+    // A loss is one value given its gradient (the seed, a scalar).
+    std::vector<std::pair<std::string, std::string>> seeds = req_.output_grads;
+    if (!req_.loss.empty()) seeds = {{req_.loss, req_.seed}};
+    if (seeds.empty()) return absl::InvalidArgumentError("nothing to differentiate: no loss and no output gradients");
+    if (graph_.outputs_size() == 0) graph_.add_outputs(seeds[0].first);  // BuildPlan wants one
     auto facts = InferGraphFacts(graph_, preset);
     if (!facts.ok()) return facts.status();
     facts_ = *std::move(facts);
     for (const auto& init : graph_.initializers()) constants_[init.name()] = &init.tensor();
-    if (vjp) {
-      for (const auto& [value, grad] : req_.output_grads) {
-        auto t = facts_.types.find(value);
-        if (t == facts_.types.end() || !graph::IsFloat(t->second.dtype)) {
-          return absl::InvalidArgumentError(absl::StrCat("\"", value, "\" is not a float value of the graph, so it has no gradient"));
-        }
-        needed_.insert(value);
-      }
-      MarkRequired();
-      MarkNeeded();
-      for (const auto& [value, grad] : req_.output_grads) {
-        editor_.AddInput(grad, facts_.types.at(value));
-        contributions_[value].push_back(grad);
-      }
-    } else {
+    if (!req_.loss.empty()) {
       auto loss = facts_.types.find(req_.loss);
-      if (loss == facts_.types.end()) return absl::InvalidArgumentError(absl::StrCat("the loss \"", req_.loss, "\" is not a value of the graph"));
+      if (loss == facts_.types.end()) {
+        return absl::InvalidArgumentError(absl::StrCat("the loss \"", req_.loss, "\" is not a value of the graph"));
+      }
       if (!graph::IsFloat(loss->second.dtype) || loss->second.elements() != 1) {
         return absl::InvalidArgumentError(absl::StrCat("the loss \"", req_.loss, "\" must be one float, not ",
                                                        graph::ToString(loss->second)));
       }
-      needed_.insert(req_.loss);
-      MarkRequired();
-      MarkNeeded();
-      editor_.AddInput(req_.seed, graph::TensorType{loss->second.dtype, {}});
-      contributions_[req_.loss].push_back(req_.seed);
+    }
+    for (const auto& [value, grad] : seeds) {
+      auto t = facts_.types.find(value);
+      if (t == facts_.types.end() || !graph::IsFloat(t->second.dtype)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("\"", value, "\" is not a float value of the graph, so it has no gradient"));
+      }
+      needed_.insert(value);
+    }
+    MarkRequired();
+    MarkNeeded();
+    for (const auto& [value, grad] : seeds) {
+      const graph::TensorType& t = facts_.types.at(value);
+      editor_.AddInput(grad, req_.loss.empty() ? t : graph::TensorType{t.dtype, {}});
+      contributions_[value].push_back(grad);
     }
     // The rules append nodes: walk the forward's nodes by index, never by pointer.
     const std::vector<int> order = facts_.order;

@@ -160,11 +160,10 @@ absl::StatusOr<GradientGraphs> BuildGradientGraphs(v1::Graph model, const Gradie
     }
   }
   out.gradients = *grads;
-  g.clear_outputs();
-  for (const auto& o : f.outputs()) g.add_outputs(o);
-  for (const std::string& grad : out.gradients) g.add_outputs(grad);
-  auto all = InferGraphFacts(g, preset);
-  if (!all.ok()) return all.status();
+  // What the backward reads from outside it is a forward value (typed by the
+  // forward's facts) or an input of `g` (the outputs' gradients among them).
+  std::map<std::string, const v1::ValueInfo*> g_inputs;
+  for (const auto& in : g.inputs()) g_inputs[in.name()] = &in;
 
   v1::Graph& b = out.backward;
   b.set_name(spec->graph.name() + "/backward");
@@ -185,7 +184,13 @@ absl::StatusOr<GradientGraphs> BuildGradientGraphs(v1::Graph model, const Gradie
         *b.add_initializers() = *init->second;
         continue;
       }
-      *b.add_inputs() = Info(in, all->types.at(in));
+      if (auto t = facts->types.find(in); t != facts->types.end()) {
+        *b.add_inputs() = Info(in, t->second);
+      } else if (auto gi = g_inputs.find(in); gi != g_inputs.end()) {
+        *b.add_inputs() = *gi->second;
+      } else {
+        return absl::InternalError(absl::StrCat("the backward reads \"", in, "\", which has no type"));
+      }
       auto p = producer.find(in);
       if (p != producer.end() && p->second < forward_nodes && !forward_outputs.contains(in)) {
         out.saved.push_back(in);

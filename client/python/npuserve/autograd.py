@@ -164,9 +164,8 @@ class _Signature:
                                                      training=module.training, opt_level=self.opt_level)
         g = self.graphs
         self.forward_dtypes = {v.name: v.dtype for v in g.forward.inputs}
-        self.forward_inputs = set(self.forward_dtypes)
         for name in self.params:
-            want, have = self.forward_dtypes.get(name), str(named[name].dtype).removeprefix("torch.")
+            want, have = self.forward_dtypes.get(name), _dtype_name(named[name])
             if want is not None and want != have:
                 self.close()
                 raise TypeError(f"npuserve: parameter {name!r} is {have}, but an fp16 model ({self.opt_level}: "
@@ -175,7 +174,6 @@ class _Signature:
         backward_inputs = g.backward.inputs if g.backward is not None else []
         self.backward_inputs = [v.name for v in backward_inputs]
         self.backward_dtypes = {v.name: v.dtype for v in backward_inputs}
-        self.output_dtypes = {v.name: v.dtype for v in g.forward.outputs}
 
     def close(self):
         self.graphs.unregister()
@@ -213,18 +211,16 @@ class _Pending:
 
 class _RemoteCall(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, owner, signature, count, *tensors):
-        outputs, pending = owner._forward(signature, tensors[:count], keep=True)
+    def forward(ctx, owner, signature, params, count, *tensors):
+        outputs, pending = owner._forward(signature, tensors[:count], params, keep=True)
         ctx.pending = pending
-        ctx.count = count
-        ctx.total = len(tensors)
         ctx.mark_non_differentiable(*[o for o in outputs if not o.dtype.is_floating_point])
         return tuple(outputs)
 
     @staticmethod
     def backward(ctx, *grads):
         pending = ctx.pending
-        if pending is None or pending.done:
+        if pending.done:
             raise RuntimeError("npuserve: a second backward through the same forward of a module on the NPU: its "
                                "saved activations were freed by the first (retain_graph=True is not supported; run "
                                "the forward again)")
@@ -232,7 +228,7 @@ class _RemoteCall(torch.autograd.Function):
         sig = pending.signature
         inputs = [grads_by_wrt.get(name) for name in sig.input_names]
         params = [grads_by_wrt.get(name) for name in sig.params]
-        return (None, None, None, *inputs, *params)
+        return (None, None, None, None, *inputs, *params)
 
 
 class RemoteModule:
@@ -263,11 +259,11 @@ class RemoteModule:
         signature = self._signature(args, needs, params, module_scopes.hooked_submodules(module))
         differentiable = grad and (any(needs) or any(params[n].requires_grad for n in signature.params))
         if not differentiable:
-            outputs, pending = self._forward(signature, args, keep=False)
+            outputs, pending = self._forward(signature, args, params, keep=False)
             pending.finish(consumed=True)
             return _pytree.tree_unflatten(list(outputs), signature.output_spec)
         tensors = [*args, *[params[n] for n in signature.params]]
-        outputs = _RemoteCall.apply(self, signature, len(args), *tensors)
+        outputs = _RemoteCall.apply(self, signature, params, len(args), *tensors)
         return _pytree.tree_unflatten(list(outputs), signature.output_spec)
 
     def _signature(self, args, needs, params, hooked):
@@ -283,15 +279,14 @@ class RemoteModule:
             self._signatures.move_to_end(key)
             return signature
 
-    def _forward(self, signature, args, keep):
+    def _forward(self, signature, args, named, keep):
         module = self.module
         g = signature.graphs
-        named = dict(module.named_parameters())
         params = self.handles.acquire({n: named[n] for n in signature.params})
         # An input the model does not read is not in the export; a float one
         # goes in the dtype the graph takes (fp32 at its edge, whatever amp).
         inputs = {name: _as_dtype(a.detach(), signature.forward_dtypes[name])
-                  for name, a in zip(signature.input_names, args) if name in signature.forward_inputs}
+                  for name, a in zip(signature.input_names, args) if name in signature.forward_dtypes}
         inputs.update(params)
         buffers = dict(module.named_buffers())
         for name in g.buffers:
@@ -323,10 +318,8 @@ class RemoteModule:
         inputs = {}
         given = dict(zip(g.grad_outputs, grads))
         for name in sig.backward_inputs:
-            if name in given:
-                dy = given[name]
-                inputs[name] = (torch.zeros(()) if dy is None else dy).detach().contiguous()
-                inputs[name] = _as_dtype(inputs[name], sig.backward_dtypes[name])
+            if name in given:  # autograd materializes a gradient no loss reached as zeros
+                inputs[name] = _as_dtype(given[name].detach().contiguous(), sig.backward_dtypes[name])
             else:
                 inputs[name] = pending.values[name]
         saved = [name for name in g.saved if name in inputs]
@@ -387,8 +380,13 @@ def half_level(module):
     return "O3" if dtypes == {torch.float16} else "O2"
 
 
+def _dtype_name(tensor):
+    """"float32", ... as the graphs' value types name them."""
+    return str(tensor.dtype).removeprefix("torch.")
+
+
 def _as_dtype(tensor, dtype_name):
-    if tensor.dtype.is_floating_point and str(tensor.dtype).removeprefix("torch.") != dtype_name:
+    if tensor.dtype.is_floating_point and _dtype_name(tensor) != dtype_name:
         return tensor.to(getattr(torch, dtype_name))
     return tensor
 
