@@ -1,5 +1,5 @@
 // Gradient rules of the ops that move elements by index: Slice (any steps),
-// Pad (every mode, crops included), Tile, CumSum, GatherElements, ScatterND,
+// Pad (every mode, crops included), Tile, CumSum, GatherElements, TopK, ScatterND,
 // Trilu, DepthToSpace and SpaceToDepth. Each scatters dy back to where its
 // elements came from, composed of forward ops: a Slice's gradient is dy
 // padded with zeros (interleaved with them for a step past 1, reversed for a
@@ -198,17 +198,17 @@ std::string NormalIndices(GradContext& c, const std::string& idx, graph::DataTyp
   return c.Op("Where", {c.Op("Less", {i64, zero}), c.Op("Add", {i64, dims}), i64});
 }
 
-// GatherElements: dy scatter-added (ScatterND, reduction add) into zeros at
-// the full coordinates of each index (the index along `axis`, its own position
-// along the others).
-absl::Status GatherElementsRule(GradContext& c) {
-  const graph::TensorType& data = c.InputType(0);
-  const Shape& is = c.InputType(1).shape;
+// dy scatter-added (ScatterND, reduction add) into zeros of `data`'s type at
+// the full coordinates of each index `idx` (of type `idx_type`): the index
+// along `axis`, its own position along the others. GatherElements' gradient,
+// and TopK's (its values are X gathered at its indices).
+std::string ScatterAddAlong(GradContext& c, const graph::TensorType& data, const std::string& idx_value,
+                            const graph::TensorType& idx_type, int64_t axis, const std::string& dy) {
+  const Shape& is = idx_type.shape;
   const size_t rank = data.shape.size();
-  int64_t axis = c.IntAttr("axis", 0);
   if (axis < 0) axis += static_cast<int64_t>(rank);
-  const std::string idx = NormalIndices(c, c.node.inputs(1), c.InputType(1).dtype,
-                                        c.Int64Tensor({}, {data.shape[static_cast<size_t>(axis)]}));
+  const std::string idx =
+      NormalIndices(c, idx_value, idx_type.dtype, c.Int64Tensor({}, {data.shape[static_cast<size_t>(axis)]}));
   Shape column = is;
   column.push_back(1);
   int64_t count = 1;
@@ -226,7 +226,19 @@ absl::Status GatherElementsRule(GradContext& c) {
     coords.push_back(c.Int64Tensor(column, at));
   }
   const std::string nd = c.Op("Concat", coords, {{"axis", AttrInt(static_cast<int64_t>(rank))}});
-  c.dx[0] = c.Op("ScatterND", {c.Zeros(data), nd, c.dy[0]}, {{"reduction", AttrString("add")}});
+  return c.Op("ScatterND", {c.Zeros(data), nd, dy}, {{"reduction", AttrString("add")}});
+}
+
+absl::Status GatherElementsRule(GradContext& c) {
+  c.dx[0] = ScatterAddAlong(c, c.InputType(0), c.node.inputs(1), c.InputType(1), c.IntAttr("axis", 0), c.dy[0]);
+  return absl::OkStatus();
+}
+
+// TopK: the values' gradient goes back to the positions they were taken from
+// (the indices are distinct, so torch's scatter and this add agree).
+absl::Status TopKRule(GradContext& c) {
+  if (c.dy[0].empty()) return absl::OkStatus();
+  c.dx[0] = ScatterAddAlong(c, c.InputType(0), c.node.outputs(1), c.OutputType(1), c.IntAttr("axis", -1), c.dy[0]);
   return absl::OkStatus();
 }
 
@@ -306,6 +318,7 @@ void AddIndexGradRules(std::map<std::string, GradRule>& rules) {
   rules["Tile"] = TileRule;
   rules["CumSum"] = CumSumRule;
   rules["GatherElements"] = GatherElementsRule;
+  rules["TopK"] = TopKRule;
   rules["ScatterND"] = ScatterNdRule;
   rules["Trilu"] = TriluRule;
   rules["DepthToSpace"] = [](GradContext& c) { return BlockRule(c, true); };

@@ -1,12 +1,17 @@
 // Gradient rules of the network ops: activations, Softmax/LogSoftmax, the
-// normalisations, pooling, Conv, seeded dropout and the cross-entropy loss.
-// Each maps onto its gradient op (server/graph/ops, ONNX Runtime's names),
-// given the forward's saved values (Y, X, the mask, the log-probabilities)
-// and attributes; GlobalAveragePool and Conv's bias are compositions.
+// normalisations, pooling, Conv, ConvTranspose, seeded dropout and the
+// cross-entropy loss. Most map onto their gradient op (server/graph/ops, ONNX
+// Runtime's names), given the forward's saved values (Y, X, the mask, the
+// log-probabilities) and attributes; GlobalAveragePool, Conv's bias, the
+// instance and group norms and ConvTranspose are compositions.
+#include <algorithm>
+
 #include "server/train/gradient_rules.h"
 
 namespace npu::train {
 namespace {
+
+using graph::Shape;
 
 // The forward node's attributes, as its gradient op takes them.
 Attributes Copy(const v1::Node& node) { return Attributes(node.attributes().begin(), node.attributes().end()); }
@@ -75,6 +80,83 @@ absl::Status InferenceBatchNormRule(GradContext& c) {
   return absl::OkStatus();
 }
 
+// The ints of an attribute of the node, or `fallback`.
+std::vector<int64_t> IntsAttr(const v1::Node& node, const std::string& name, std::vector<int64_t> fallback) {
+  auto it = node.attributes().find(name);
+  if (it == node.attributes().end()) return fallback;
+  return {it->second.ints().values().begin(), it->second.ints().values().end()};
+}
+
+// `v` in fp32 (a Cast when it is fp16), and back to `dtype`.
+std::string AsFloat32(GradContext& c, const std::string& v, graph::DataType dtype) {
+  return dtype == v1::FLOAT32 ? v : c.Op("Cast", {v}, {{"to", AttrInt(OnnxFloatCode(v1::FLOAT32))}});
+}
+std::string FromFloat32(GradContext& c, const std::string& v, graph::DataType dtype) {
+  return dtype == v1::FLOAT32 ? v : c.Op("Cast", {v}, {{"to", AttrInt(OnnxFloatCode(dtype))}});
+}
+
+// InstanceNormalization (a group per channel) and GroupNormalization. The
+// forward keeps no statistics, so they are recomputed from x, in fp32, over
+// each group [N, G, M]; then the normalisation's vector-Jacobian product
+// dx = inv * (dxh - mean(dxh) - xh * mean(dxh * xh)) with dxh = dy * scale,
+// and scale's and bias's gradients summed per channel (per group for opset
+// 18's per-group affine).
+absl::Status GroupNormRule(GradContext& c, bool instance) {
+  const graph::TensorType& x = c.InputType(0);
+  const Shape& xs = x.shape;
+  if (xs.size() < 2) return c.Unsupported("on an input without a channel dimension");
+  const int64_t channels = xs[1];
+  const int64_t groups = instance ? channels : c.IntAttr("num_groups", channels);
+  int64_t spatial = 1;
+  for (size_t d = 2; d < xs.size(); ++d) spatial *= xs[d];
+  const Shape grouped{xs[0], groups, channels / groups * spatial};
+  Shape by_channel(xs.size(), 1);
+  by_channel[1] = channels;
+  auto affine_is_per_group = [&](int i) {
+    int64_t e = 1;
+    for (int64_t d : c.InputType(i).shape) e *= d;
+    return e != channels;
+  };
+  const std::string axis2 = c.Int64Tensor({1}, {2});
+  auto mean = [&](const std::string& v) { return c.Op("ReduceMean", {v, axis2}, {{"keepdims", AttrInt(1)}}); };
+  const std::string xr = c.Reshape(AsFloat32(c, c.node.inputs(0), x.dtype), xs, grouped);
+  const std::string centered = c.Op("Sub", {xr, mean(xr)});
+  const std::string var = mean(c.Op("Mul", {centered, centered}));
+  const std::string eps = c.Scalar(c.FloatAttr("epsilon", 1e-5f), v1::FLOAT32);
+  const std::string inv = c.Op("Pow", {c.Op("Add", {var, eps}), c.Scalar(-0.5f, v1::FLOAT32)});
+  const std::string xhat = c.Op("Mul", {centered, inv});
+  const std::string dy = AsFloat32(c, c.dy[0], x.dtype);
+  if (c.Needs(0)) {
+    std::string scale = AsFloat32(c, c.node.inputs(1), c.InputType(1).dtype);
+    if (affine_is_per_group(1)) {
+      scale = c.Op("Expand", {c.Reshape(scale, c.InputType(1).shape, {groups, 1}),
+                              c.Int64Tensor({2}, {groups, channels / groups})});
+      scale = c.Reshape(scale, {groups, channels / groups}, by_channel);
+    } else {
+      scale = c.Reshape(scale, c.InputType(1).shape, by_channel);
+    }
+    const std::string dxh = c.Reshape(c.Op("Mul", {dy, scale}), xs, grouped);
+    const std::string along = c.Op("Mul", {xhat, mean(c.Op("Mul", {dxh, xhat}))});
+    const std::string dx = c.Op("Mul", {inv, c.Op("Sub", {c.Op("Sub", {dxh, mean(dxh)}), along})});
+    c.dx[0] = FromFloat32(c, c.Reshape(dx, grouped, xs), x.dtype);
+  }
+  std::vector<int64_t> axes{0};
+  for (int64_t d = 2; d < static_cast<int64_t>(xs.size()); ++d) axes.push_back(d);
+  auto affine_sum = [&](const std::string& v, int i) {
+    std::string s = c.Op("ReduceSum", {v, c.Int64Tensor({static_cast<int64_t>(axes.size())}, axes)},
+                         {{"keepdims", AttrInt(0)}});
+    if (affine_is_per_group(i)) {
+      s = c.Op("ReduceSum", {c.Reshape(s, {channels}, {groups, channels / groups}), c.Int64Tensor({1}, {1})},
+               {{"keepdims", AttrInt(0)}});
+      return FromFloat32(c, c.Reshape(s, {groups}, c.InputType(i).shape), c.InputType(i).dtype);
+    }
+    return FromFloat32(c, c.Reshape(s, {channels}, c.InputType(i).shape), c.InputType(i).dtype);
+  };
+  if (c.Needs(1)) c.dx[1] = affine_sum(c.Op("Mul", {dy, c.Reshape(xhat, grouped, xs)}), 1);
+  if (c.Needs(2)) c.dx[2] = affine_sum(dy, 2);
+  return absl::OkStatus();
+}
+
 absl::Status BatchNormRule(GradContext& c) {
   auto mode = c.node.attributes().find("training_mode");
   if (mode == c.node.attributes().end() || mode->second.i() == 0) return InferenceBatchNormRule(c);
@@ -117,6 +199,78 @@ absl::Status ConvRule(GradContext& c) {
   return absl::OkStatus();
 }
 
+// ConvTranspose is the adjoint of a Conv of its output over its input: dX =
+// Conv(dY, W) with the same strides, dilations, group and begin pads (end pads
+// just large enough that the Conv's output is X's extent: output_padding's
+// rows reach no input), and dW is that Conv's weight gradient with X as its
+// output gradient, ConvGrad(X, dY, W). A 1-D one runs as 2-D of height 1.
+absl::Status ConvTransposeRule(GradContext& c) {
+  const Shape& xs = c.InputType(0).shape;
+  const Shape& ws = c.InputType(1).shape;
+  const Shape& ys = c.OutputType(0).shape;
+  const size_t sp = xs.size() - 2;
+  if (sp != 1 && sp != 2) return c.Unsupported("beyond 1-D and 2-D");
+  const std::vector<int64_t> ones(sp, 1), zeros(sp, 0);
+  const std::vector<int64_t> strides = IntsAttr(c.node, "strides", ones);
+  const std::vector<int64_t> dilations = IntsAttr(c.node, "dilations", ones);
+  const std::vector<int64_t> output_padding = IntsAttr(c.node, "output_padding", zeros);
+  const std::vector<int64_t> pads = IntsAttr(c.node, "pads", std::vector<int64_t>(2 * sp, 0));
+  const bool given_output = !IntsAttr(c.node, "output_shape", {}).empty();
+  std::string auto_pad = "NOTSET";
+  if (auto it = c.node.attributes().find("auto_pad"); it != c.node.attributes().end()) auto_pad = it->second.s();
+  // 2-D attributes: a 1-D transposed convolution gets a unit height first.
+  std::vector<int64_t> conv_strides, conv_dilations, kernel, begin, end;
+  if (sp == 1) {
+    conv_strides = conv_dilations = kernel = {1};
+    begin = end = {0};
+  }
+  for (size_t i = 0; i < sp; ++i) {
+    const int64_t s = strides[i], in = xs[2 + i], out = ys[2 + i];
+    const int64_t span = dilations[i] * (ws[2 + i] - 1) + 1;
+    int64_t pb = pads[i];
+    if (auto_pad == "VALID") {
+      pb = 0;
+    } else if (given_output || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      const int64_t total = s * (in - 1) + output_padding[i] + span - out;
+      const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+      pb = auto_pad == "SAME_UPPER" ? half : total - half;
+    }
+    const int64_t pe = s * (in - 1) + output_padding[i] + span - out - pb;
+    if (pb < 0 || pe < 0) return c.Unsupported("with an output larger than its input reaches (negative pads)");
+    conv_strides.push_back(s);
+    conv_dilations.push_back(dilations[i]);
+    kernel.push_back(ws[2 + i]);
+    begin.push_back(pb);
+    end.push_back(std::max<int64_t>(0, pe - output_padding[i]));
+  }
+  std::vector<int64_t> conv_pads = begin;
+  conv_pads.insert(conv_pads.end(), end.begin(), end.end());
+  const Attributes conv{{"strides", AttrInts(conv_strides)},
+                        {"dilations", AttrInts(conv_dilations)},
+                        {"kernel_shape", AttrInts(kernel)},
+                        {"pads", AttrInts(conv_pads)},
+                        {"group", AttrInt(c.IntAttr("group", 1))}};
+  auto planar = [&](const Shape& s) {
+    Shape t = s;
+    if (sp == 1) t.insert(t.begin() + 2, 1);
+    return t;
+  };
+  const std::string dy = c.Reshape(c.dy[0], ys, planar(ys));
+  const std::string w = c.Reshape(c.node.inputs(1), ws, planar(ws));
+  if (c.Needs(0)) c.dx[0] = c.Reshape(c.Op("Conv", {dy, w}, conv), planar(xs), xs);
+  if (c.Needs(1)) {
+    const std::string x = c.Reshape(c.node.inputs(0), xs, planar(xs));
+    c.dx[1] = c.Reshape(c.g.Add1("ConvGrad", {x, dy, w}, conv, c.Base()), planar(ws), ws);
+  }
+  if (c.Has(2) && c.Needs(2)) {
+    std::vector<int64_t> axes{0};
+    for (int64_t d = 2; d < static_cast<int64_t>(ys.size()); ++d) axes.push_back(d);
+    c.dx[2] = c.Op("ReduceSum", {c.dy[0], c.Int64Tensor({static_cast<int64_t>(axes.size())}, axes)},
+                   {{"keepdims", AttrInt(0)}});
+  }
+  return absl::OkStatus();
+}
+
 absl::Status DropoutRule(GradContext& c) {
   if (c.node.outputs_size() < 2) return c.Unsupported("without its mask output");
   c.dx[0] = c.g.Add1("DropoutGrad", {c.dy[0], c.node.outputs(1), c.node.inputs(1)}, {}, c.Base());
@@ -147,6 +301,9 @@ void AddNnGradRules(std::map<std::string, GradRule>& rules) {
   rules["AveragePool"] = [](GradContext& c) { return PoolRule(c, "AveragePoolGrad"); };
   rules["GlobalAveragePool"] = GlobalAveragePoolRule;
   rules["Conv"] = ConvRule;
+  rules["ConvTranspose"] = ConvTransposeRule;
+  rules["InstanceNormalization"] = [](GradContext& c) { return GroupNormRule(c, true); };
+  rules["GroupNormalization"] = [](GradContext& c) { return GroupNormRule(c, false); };
   rules["SeededDropout"] = DropoutRule;
   rules["SoftmaxCrossEntropyLoss"] = CrossEntropyRule;
 }

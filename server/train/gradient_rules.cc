@@ -36,6 +36,15 @@ absl::StatusOr<std::vector<int64_t>> GradContext::ConstantInts(int input) const 
   return v;
 }
 
+absl::StatusOr<std::vector<float>> GradContext::ConstantFloats(int input) const {
+  auto t = ConstantInput(input);
+  if (!t.ok()) return t.status();
+  if ((*t)->dtype() != v1::FLOAT32) return Unsupported(absl::StrCat("with input \"", node.inputs(input), "\" not FLOAT32"));
+  std::vector<float> v((*t)->data().size() / sizeof(float));
+  std::memcpy(v.data(), (*t)->data().data(), v.size() * sizeof(float));
+  return v;
+}
+
 absl::StatusOr<float> GradContext::ConstantScalar(int input) const {
   auto t = ConstantInput(input);
   if (!t.ok()) return t.status();
@@ -149,6 +158,7 @@ const std::map<std::string, GradRule>& Rules() {
     AddActivationGradRules(*r);
     AddReduceGradRules(*r);
     AddIndexGradRules(*r);
+    AddResizeGradRules(*r);
     for (const std::string& op : FlatOps()) (*r)[op] = [](GradContext&) { return absl::OkStatus(); };
     return r;
   }();

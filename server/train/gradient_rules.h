@@ -40,6 +40,8 @@ class GradContext {
   const graph::TensorType& OutputType(int i) const { return Type(node.outputs(i)); }
   // The integers of a constant input (shape, axes, split), or an error naming it.
   absl::StatusOr<std::vector<int64_t>> ConstantInts(int input) const;
+  // The values of a constant FLOAT32 input (Resize's scales).
+  absl::StatusOr<std::vector<float>> ConstantFloats(int input) const;
   // The one value of a constant float input (Pow's exponent).
   absl::StatusOr<float> ConstantScalar(int input) const;
   // Base of the names of this node's gradient nodes.
@@ -94,6 +96,7 @@ void AddNnGradRules(std::map<std::string, GradRule>& rules);     // activations,
 void AddShapeGradRules(std::map<std::string, GradRule>& rules);  // views, data movement, Gather
 void AddActivationGradRules(std::map<std::string, GradRule>& rules);  // the Vector unary ops, PRelu, Where
 void AddReduceGradRules(std::map<std::string, GradRule>& rules);      // reductions, variadic Max/Min/Sum/Mean
-void AddIndexGradRules(std::map<std::string, GradRule>& rules);  // Slice, Pad, Tile, CumSum, GatherElements, ScatterND
+void AddIndexGradRules(std::map<std::string, GradRule>& rules);  // Slice, Pad, Tile, CumSum, GatherElements, TopK, ScatterND
+void AddResizeGradRules(std::map<std::string, GradRule>& rules);  // Resize
 
 }  // namespace npu::train

@@ -288,6 +288,48 @@ class Training(unittest.TestCase):
         for (name, p_host), (_, p_npu) in zip(host.named_parameters(), npu.named_parameters()):
             self.assert_close(p_npu.grad, p_host.grad, f"gradient of {name}")
 
+    def test_a_unet_block_with_transposed_conv_group_norm_and_upsampling_differentiates_as_torch_does(self):
+        # ConvTranspose, GroupNorm (exported by torch 1.13 as InstanceNormalization between Reshapes),
+        # InstanceNorm and a bilinear upsample (Resize, linear) under autograd, with the input's gradient.
+        torch.manual_seed(7)
+
+        class Block(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.down = torch.nn.Conv2d(3, 8, 3, stride=2, padding=1)
+                self.norm = torch.nn.GroupNorm(2, 8)
+                self.up = torch.nn.ConvTranspose2d(8, 4, 3, stride=2, padding=1, output_padding=1)
+                self.inorm = torch.nn.InstanceNorm2d(4, affine=True)
+                self.head = torch.nn.Conv2d(4, 2, 1)
+
+            def forward(self, x):
+                y = torch.relu(self.norm(self.down(x)))
+                y = self.inorm(self.up(y))
+                y = torch.nn.functional.interpolate(y, scale_factor=2, mode="bilinear", align_corners=False)
+                return self.head(y)
+
+        host = Block()
+        with torch.no_grad():  # affine parameters that are not the identity
+            for m in (host.norm, host.inorm):
+                m.weight.uniform_(0.5, 1.5)
+                m.bias.uniform_(-0.5, 0.5)
+        npu = copy_of(host).npu()
+        x = torch.randn(2, 3, 8, 8)
+        weights = torch.randn(2, 2, 16, 16)
+        x_host, x_npu = x.clone().requires_grad_(), x.clone().requires_grad_()
+        y_host = host(x_host)
+        y_npu = npu(x_npu)
+        self.assert_close(y_npu.detach(), y_host.detach(), "output")
+        (y_host * weights).sum().backward()
+        (y_npu * weights).sum().backward()
+        self.assert_close(x_npu.grad, x_host.grad, "input gradient")
+        for (name, p_host), (_, p_npu) in zip(host.named_parameters(), npu.named_parameters()):
+            if name == "up.bias":  # zero but for rounding (InstanceNorm follows): on the scale of its layer's sums
+                err = (p_npu.grad - p_host.grad).abs().max().item()
+                self.assertLessEqual(err, 4e-3 * host.up.weight.grad.abs().max().item(), name)
+                continue
+            self.assert_close(p_npu.grad, p_host.grad, f"gradient of {name}")
+
     def test_the_trainer_trains_a_transformer_layer_exported_with_a_dynamic_batch(self):
         # npu train's path (CreateTrainer/Step): the step graph binds the batch, then folds the export's shape
         # computations (Shape -> ConstantOfShape / Slice operands), which were refused as not constant before.

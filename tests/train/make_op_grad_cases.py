@@ -185,4 +185,45 @@ case("conv_grouped", [node("op", "Conv", ["x", "w"], ["y"], kernel_shape=[3, 3],
 case("conv_depthwise_multiplier", [node("op", "Conv", ["x", "w"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1],
                                         dilations=[2, 2], group=4)], {"x": f32(1, 4, 8, 8), "w": f32(8, 1, 3, 3)})
 
+# ---- ConvTranspose, the instance and group norms, TopK, Resize (graph_reference_nn.py) -------
+case("convt_pads_output_padding", [node("op", "ConvTranspose", ["x", "w", "bias"], ["y"], strides=[2, 2],
+                                        pads=[1, 0, 1, 1], output_padding=[1, 0])],
+     {"x": f32(2, 4, 5, 6), "w": f32(4, 3, 3, 3), "bias": f32(3)})
+case("convt_grouped_dilated", [node("op", "ConvTranspose", ["x", "w"], ["y"], group=2, dilations=[2, 1],
+                                    strides=[1, 2])], {"x": f32(1, 4, 5, 5), "w": f32(4, 2, 3, 3)})
+case("convt_1d", [node("op", "ConvTranspose", ["x", "w", "bias"], ["y"], strides=[3], pads=[1, 2],
+                       output_padding=[1])], {"x": f32(2, 3, 7), "w": f32(3, 4, 4), "bias": f32(4)})
+case("convt_output_shape", [node("op", "ConvTranspose", ["x", "w"], ["y"], strides=[2, 2], output_shape=[8, 9])],
+     {"x": f32(1, 2, 4, 4), "w": f32(2, 3, 3, 3)})
+case("convt_same_upper", [node("op", "ConvTranspose", ["x", "w"], ["y"], strides=[2, 2], auto_pad="SAME_UPPER")],
+     {"x": f32(1, 2, 3, 4), "w": f32(2, 3, 3, 3)})
+case("instance_norm", [node("op", "InstanceNormalization", ["x", "s", "b"], ["y"], epsilon=1e-3)],
+     {"x": f32(2, 3, 4, 5, lo=-2, hi=3), "s": f32(3), "b": f32(3)})
+case("instance_norm_1d", [node("op", "InstanceNormalization", ["x", "s", "b"], ["y"])],
+     {"x": f32(3, 4, 7), "s": f32(4), "b": f32(4)})
+case("group_norm", [node("op", "GroupNormalization", ["x", "s", "b"], ["y"], num_groups=3)],
+     {"x": f32(2, 6, 3, 4, lo=-1, hi=2), "s": f32(6), "b": f32(6)})
+case("group_norm_per_group_affine", [node("op", "GroupNormalization", ["x", "s", "b"], ["y"], num_groups=2,
+                                          epsilon=1e-2)], {"x": f32(2, 6, 5), "s": f32(2), "b": f32(2)})
+case("group_norm_one_group", [node("op", "GroupNormalization", ["x", "s", "b"], ["y"], num_groups=1)],
+     {"x": f32(3, 4, 6), "s": f32(4), "b": f32(4)})
+case("topk_largest", [node("op", "TopK", ["x", "k"], ["y", "idx"])], {"x": f32(4, 7)}, consts={"k": ints([3])})
+case("topk_smallest_axis", [node("op", "TopK", ["x", "k"], ["y", "idx"], axis=1, largest=0)], {"x": f32(3, 5, 4)},
+     consts={"k": ints([2])})
+for v, (shape, attrs, scales, sizes) in enumerate([
+        ((2, 3, 4, 5), dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+         [1, 1, 2, 2], None),
+        ((1, 2, 7, 6), dict(mode="nearest"), None, [1, 2, 4, 9]),
+        ((2, 2, 4, 5), dict(mode="linear"), [1, 1, 2, 2], None),
+        ((1, 3, 5, 6), dict(mode="linear", coordinate_transformation_mode="align_corners"), None, [1, 3, 7, 4]),
+        ((2, 3, 6), dict(mode="linear", coordinate_transformation_mode="pytorch_half_pixel"), None, [2, 3, 11]),
+        ((2, 5, 3), dict(mode="linear", coordinate_transformation_mode="asymmetric", axes=[1]), [1.6], None),
+        ((3, 4, 2), dict(mode="nearest", coordinate_transformation_mode="tf_half_pixel_for_nn",
+                         nearest_mode="round_prefer_ceil"), None, [3, 7, 2]),
+        ((1, 1, 5, 4), dict(mode="nearest", coordinate_transformation_mode="half_pixel", nearest_mode="ceil",
+                            axes=[3, 2]), [0.5, 1.5], None)]):
+    consts = {"scales": np.array(scales, np.float32)} if scales else {"sizes": ints(sizes)}
+    ins = ["x", "", "scales"] if scales else ["x", "", "", "sizes"]
+    case("resize_%d" % v, [node("op", "Resize", ins, ["y"], **attrs)], {"x": f32(*shape)}, consts=consts)
+
 print("wrote %d cases to %s" % (dirs.count, OUT))

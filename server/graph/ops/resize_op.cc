@@ -69,13 +69,18 @@ absl::StatusOr<ResizeAttrs> AttrsOf(const InferContext& c) {
 }
 
 // One dim's resize: its sizes and the ratio of input to output coordinates.
+// A dim outside the `axes` attribute is not resized at all: each index reads
+// itself, even where the coordinate transformation would shift an unchanged
+// dim (tf_half_pixel_for_nn with a ceil rounding).
 struct DimResize {
   int64_t in = 1, out = 1;
   float ratio = 1;
+  bool listed = false;
 
   // The input coordinate that output index o samples.
   float Source(Coord coord, int64_t o) const {
     const float x = static_cast<float>(o);
+    if (!listed) return x;
     switch (coord) {
       case Coord::kHalfPixel: return ratio * (x + 0.5f) - 0.5f;
       case Coord::kPytorchHalfPixel: return out > 1 ? ratio * (x + 0.5f) - 0.5f : 0.0f;
@@ -156,6 +161,7 @@ absl::StatusOr<std::vector<DimResize>> DimsOf(const InferContext& c, const Resiz
   }
   for (size_t k = 0; k < axes.size(); ++k) {
     DimResize& r = dims[axes[k]];
+    r.listed = true;
     if (has_scales) {
       const float scale = t->as<float>()[k];
       const double out = std::floor(static_cast<double>(scale) * static_cast<double>(r.in));

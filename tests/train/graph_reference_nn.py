@@ -1,0 +1,135 @@
+"""torch float64 references, written from the ONNX spec, of the network ops
+graph_reference.py leaves to this file: ConvTranspose (any pads, auto_pad,
+output_padding, output_shape), InstanceNormalization, GroupNormalization
+(per-channel or opset 18's per-group affine), TopK and Resize (nearest and
+linear, each coordinate transformation, through per-axis interpolation
+matrices built from the spec's formulas)."""
+import math
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+
+def _attr(n, name, default=None):
+    a = n.get("attrs", {}).get(name)
+    return default if a is None else a
+
+
+def _conv_transpose(n, x, w, b, r16, g16):
+    sp = x.dim() - 2
+    s = _attr(n, "strides", [1] * sp)
+    d = _attr(n, "dilations", [1] * sp)
+    op = _attr(n, "output_padding", [0] * sp)
+    pads = list(_attr(n, "pads", [0] * (2 * sp)))
+    auto_pad = _attr(n, "auto_pad", "NOTSET")
+    out_shape = _attr(n, "output_shape")
+    fn = F.conv_transpose1d if sp == 1 else F.conv_transpose2d
+    full = fn(r16(x), r16(w), None, s, 0, 0, _attr(n, "group", 1), d)
+    for i in range(sp):
+        k = w.shape[2 + i]
+        natural = s[i] * (x.shape[2 + i] - 1) + op[i] + d[i] * (k - 1) + 1
+        if auto_pad == "VALID":
+            pads[i] = pads[sp + i] = 0
+        elif out_shape or auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            target = out_shape[i] if out_shape else x.shape[2 + i] * s[i]
+            total = natural - target
+            if auto_pad == "SAME_UPPER":
+                pads[i], pads[sp + i] = total // 2, total - total // 2
+            else:
+                pads[i], pads[sp + i] = total - total // 2, total // 2
+    # output_padding: zero rows at the end of the full output, then the pads crop.
+    full = F.pad(full, [v for i in reversed(range(sp)) for v in (0, op[i])])
+    crop = tuple([slice(None), slice(None)] +
+                 [slice(pads[i], full.shape[2 + i] - pads[sp + i]) for i in range(sp)])
+    y = g16(full[crop])
+    if b is not None:
+        y = y + b.reshape((1, -1) + (1,) * sp)
+    return y
+
+
+def _group_norm(n, x, scale, bias, groups):
+    nb, c = x.shape[:2]
+    xr = x.reshape(nb, groups, -1)
+    mean = xr.mean(-1, keepdim=True)
+    var = ((xr - mean) ** 2).mean(-1, keepdim=True)
+    xh = ((xr - mean) / torch.sqrt(var + _attr(n, "epsilon", 1e-5))).reshape(x.shape)
+    if scale.numel() != c:  # opset 18: one scale and bias per group
+        scale = scale.repeat_interleave(c // groups)
+        bias = bias.repeat_interleave(c // groups)
+    shape = (1, c) + (1,) * (x.dim() - 2)
+    return xh * scale.reshape(shape) + bias.reshape(shape)
+
+
+def _source_coordinate(mode, i, scale, n_in, n_out):
+    if mode == "half_pixel":
+        return (i + 0.5) / scale - 0.5
+    if mode == "pytorch_half_pixel":
+        return (i + 0.5) / scale - 0.5 if n_out > 1 else 0.0
+    if mode == "align_corners":
+        return i * (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+    if mode == "asymmetric":
+        return i / scale
+    if mode == "tf_half_pixel_for_nn":
+        return (i + 0.5) / scale
+    raise ValueError(mode)
+
+
+def _round(mode, x):
+    if mode == "round_prefer_floor":
+        return math.ceil(x - 0.5)
+    if mode == "round_prefer_ceil":
+        return math.floor(x + 0.5)
+    return math.floor(x) if mode == "floor" else math.ceil(x)
+
+
+def resize_matrix(n, n_in, n_out, scale):
+    """The [n_out, n_in] matrix of one axis's resize."""
+    m = np.zeros((n_out, n_in))
+    coords = _attr(n, "coordinate_transformation_mode", "half_pixel")
+    for i in range(n_out):
+        x = _source_coordinate(coords, i, scale, n_in, n_out)
+        if _attr(n, "mode", "nearest") == "nearest":
+            m[i, min(max(_round(_attr(n, "nearest_mode", "round_prefer_floor"), x), 0), n_in - 1)] = 1.0
+        else:
+            x = min(max(x, 0.0), n_in - 1.0)
+            lo = int(math.floor(x))
+            hi = min(lo + 1, n_in - 1)
+            m[i, lo] += 1.0 - (x - lo)
+            m[i, hi] += x - lo
+    return torch.from_numpy(m)
+
+
+def _resize(n, x, scales, sizes, g16):
+    rank = x.dim()
+    axes = [a % rank for a in _attr(n, "axes", list(range(rank)))]
+    y = x
+    for k, a in enumerate(axes):
+        n_in = x.shape[a]
+        if scales is not None and scales.numel() > 0:
+            scale = float(scales[k])
+            n_out = int(math.floor(n_in * scale))
+        else:
+            n_out = int(sizes[k])
+            scale = n_out / n_in
+        y = torch.movedim(torch.tensordot(resize_matrix(n, n_in, n_out, scale), y, dims=([1], [a])), 0, a)
+    return [g16(y)]  # the gradient contracts on the Cube: dy is an fp16 operand
+
+
+def evaluate_nn(n, op, ins, r16, g16):
+    """The outputs of `op`, or None for an op this file does not know."""
+    x = ins[0] if ins else None
+    if op == "ConvTranspose":
+        return [_conv_transpose(n, x, ins[1], ins[2] if len(ins) > 2 else None, r16, g16)]
+    if op == "InstanceNormalization":
+        return [_group_norm(n, x, ins[1], ins[2], x.shape[1])]
+    if op == "GroupNormalization":
+        return [_group_norm(n, x, ins[1], ins[2], _attr(n, "num_groups"))]
+    if op == "TopK":
+        k = int(ins[1].reshape(-1)[0])
+        v, i = torch.topk(x, k, dim=_attr(n, "axis", -1), largest=bool(_attr(n, "largest", 1)),
+                          sorted=bool(_attr(n, "sorted", 1)))
+        return [v, i]
+    if op == "Resize":
+        return _resize(n, x, ins[2] if len(ins) > 2 else None, ins[3] if len(ins) > 3 else None, g16)
+    return None
