@@ -243,6 +243,26 @@ class Training(unittest.TestCase):
         err = (got.double() - want.double()).abs().max().item()
         self.assertLessEqual(err, rel * scale, f"{what}: max error {err:.3g} against a scale of {scale:.3g}")
 
+    def check_gradients(self, host, x, weights, near_zero=None):
+        """Output, input gradient and every parameter's gradient of (module(x) * weights).sum() on the NPU against
+        torch's; near_zero maps a parameter whose gradient is zero but for rounding to the one whose scale bounds
+        it. Returns the NPU module."""
+        npu = copy_of(host).npu()
+        x_host, x_npu = x.clone().requires_grad_(), x.clone().requires_grad_()
+        y_host, y_npu = host(x_host), npu(x_npu)
+        self.assert_close(y_npu.detach(), y_host.detach(), "output")
+        (y_host * weights).sum().backward()
+        (y_npu * weights).sum().backward()
+        self.assert_close(x_npu.grad, x_host.grad, "input gradient")
+        params = dict(host.named_parameters())
+        for (name, p_host), (_, p_npu) in zip(host.named_parameters(), npu.named_parameters()):
+            if near_zero and name in near_zero:
+                err = (p_npu.grad - p_host.grad).abs().max().item()
+                self.assertLessEqual(err, 4e-3 * params[near_zero[name]].grad.abs().max().item(), name)
+                continue
+            self.assert_close(p_npu.grad, p_host.grad, f"gradient of {name}")
+        return npu
+
     def test_forward_and_backward_match_torch(self):
         self.check_forward_and_backward(train=True)
 
@@ -313,22 +333,22 @@ class Training(unittest.TestCase):
             for m in (host.norm, host.inorm):
                 m.weight.uniform_(0.5, 1.5)
                 m.bias.uniform_(-0.5, 0.5)
-        npu = copy_of(host).npu()
-        x = torch.randn(2, 3, 8, 8)
-        weights = torch.randn(2, 2, 16, 16)
-        x_host, x_npu = x.clone().requires_grad_(), x.clone().requires_grad_()
-        y_host = host(x_host)
-        y_npu = npu(x_npu)
-        self.assert_close(y_npu.detach(), y_host.detach(), "output")
-        (y_host * weights).sum().backward()
-        (y_npu * weights).sum().backward()
-        self.assert_close(x_npu.grad, x_host.grad, "input gradient")
-        for (name, p_host), (_, p_npu) in zip(host.named_parameters(), npu.named_parameters()):
-            if name == "up.bias":  # zero but for rounding (InstanceNorm follows): on the scale of its layer's sums
-                err = (p_npu.grad - p_host.grad).abs().max().item()
-                self.assertLessEqual(err, 4e-3 * host.up.weight.grad.abs().max().item(), name)
-                continue
-            self.assert_close(p_npu.grad, p_host.grad, f"gradient of {name}")
+        # up.bias's gradient is zero but for rounding (InstanceNorm follows): on the scale of its layer's.
+        self.check_gradients(host, torch.randn(2, 3, 8, 8), torch.randn(2, 2, 16, 16),
+                             near_zero={"up.bias": "up.weight"})
+
+    def test_a_conv1d_model_with_1d_pools_differentiates_as_torch_does(self):
+        # nn.Conv1d, MaxPool1d, AvgPool1d (run as 2-D of height 1) and ConvTranspose1d, with the input's gradient.
+        torch.manual_seed(8)
+        host = torch.nn.Sequential(
+            torch.nn.Conv1d(3, 8, 5, stride=2, padding=2, dilation=1), torch.nn.ReLU(),
+            torch.nn.MaxPool1d(3, stride=2, padding=1), torch.nn.Conv1d(8, 8, 3, padding=2, dilation=2, groups=2),
+            torch.nn.AvgPool1d(2), torch.nn.ConvTranspose1d(8, 4, 4, stride=2, padding=1), torch.nn.Flatten(),
+            torch.nn.Linear(4 * 8, 3))
+        x = torch.randn(2, 3, 32)
+        npu = self.check_gradients(host, x, torch.randn(2, 3))
+        with torch.no_grad():  # and in inference, fused
+            self.assert_close(npu.eval()(x), host.eval()(x), "inference output")
 
     def test_the_trainer_trains_a_transformer_layer_exported_with_a_dynamic_batch(self):
         # npu train's path (CreateTrainer/Step): the step graph binds the batch, then folds the export's shape
