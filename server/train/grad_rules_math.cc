@@ -56,8 +56,7 @@ absl::Status PowRule(GradContext& c) {
     if (auto e = c.ConstantScalar(1); e.ok() && !c.Needs(1)) {
       d = c.Scale(c.Op("Pow", {a, c.Scalar(*e - 1.0f, dt)}), *e, dt);
     } else {
-      const std::string bf =
-          c.InputType(1).dtype == dt ? b : c.Op("Cast", {b}, {{"to", AttrInt(OnnxFloatCode(dt))}});
+      const std::string bf = c.CastTo(b, c.InputType(1).dtype, dt);
       d = c.Op("Mul", {bf, c.Op("Pow", {a, c.Op("Sub", {bf, c.Scalar(1.0f, dt)})})});
     }
     c.dx[0] = c.Unbroadcast(c.Op("Mul", {c.dy[0], d}), y, c.InputType(0).shape);
@@ -68,8 +67,7 @@ absl::Status PowRule(GradContext& c) {
     const std::string is0 = c.Op("Equal", {a, zero});
     const std::string ln = c.Op("Log", {c.Op("Where", {is0, c.Scalar(1.0f, dt), a})});
     std::string d = c.Op("Where", {is0, zero, c.Op("Mul", {c.Op("Mul", {c.dy[0], c.node.outputs(0)}), ln})});
-    if (bt != dt) d = c.Op("Cast", {d}, {{"to", AttrInt(OnnxFloatCode(bt))}});
-    c.dx[1] = c.Unbroadcast(d, y, c.InputType(1).shape);
+    c.dx[1] = c.Unbroadcast(c.CastTo(d, dt, bt), y, c.InputType(1).shape);
   }
   return absl::OkStatus();
 }
@@ -100,9 +98,7 @@ absl::Status UnaryRule(GradContext& c) {
 absl::Status CastRule(GradContext& c) {
   const graph::DataType from = c.InputType(0).dtype;
   if (!graph::IsFloat(from)) return absl::OkStatus();
-  c.dx[0] = from == c.OutputType(0).dtype
-                ? c.dy[0]
-                : c.g.Add1("Cast", {c.dy[0]}, {{"to", AttrInt(OnnxFloatCode(from))}}, c.Base() + "/cast");
+  c.dx[0] = c.CastTo(c.dy[0], c.OutputType(0).dtype, from);
   return absl::OkStatus();
 }
 

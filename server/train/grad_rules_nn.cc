@@ -6,6 +6,7 @@
 // instance and group norms and ConvTranspose are compositions.
 #include <algorithm>
 
+#include "server/graph/ops/conv_geometry.h"
 #include "server/train/gradient_rules.h"
 
 namespace npu::train {
@@ -15,6 +16,13 @@ using graph::Shape;
 
 // The forward node's attributes, as its gradient op takes them.
 Attributes Copy(const v1::Node& node) { return Attributes(node.attributes().begin(), node.attributes().end()); }
+
+// v [N, C, ...] summed over every axis but the channels': [C].
+std::string ChannelSum(GradContext& c, const std::string& v, size_t rank) {
+  std::vector<int64_t> axes{0};
+  for (int64_t d = 2; d < static_cast<int64_t>(rank); ++d) axes.push_back(d);
+  return c.Op("ReduceSum", {v, c.Int64Tensor({static_cast<int64_t>(axes.size())}, axes)}, {{"keepdims", AttrInt(0)}});
+}
 
 // grad_op(dY, saved) for ops whose gradient needs one saved tensor.
 GradRule SavedRule(std::string grad_op, bool saved_is_output) {
@@ -50,21 +58,9 @@ absl::Status InferenceBatchNormRule(GradContext& c) {
   const int64_t channels = x.shape[1];
   graph::Shape per_channel(x.shape.size(), 1);
   per_channel[1] = channels;
-  auto in_t = [&](int i) {
-    const std::string& v = c.node.inputs(i);
-    return c.InputType(i).dtype == t ? v : c.Op("Cast", {v}, {{"to", AttrInt(OnnxFloatCode(t))}});
-  };
-  auto as_input_dtype = [&](const std::string& v, int i) {
-    const graph::DataType want = c.InputType(i).dtype;
-    return want == t ? v : c.Op("Cast", {v}, {{"to", AttrInt(OnnxFloatCode(want))}});
-  };
-  std::vector<int64_t> axes;
-  for (int64_t a = 0; a < static_cast<int64_t>(x.shape.size()); ++a) {
-    if (a != 1) axes.push_back(a);
-  }
-  auto channel_sum = [&](const std::string& v) {
-    return c.Op("ReduceSum", {v, c.Int64Tensor({static_cast<int64_t>(axes.size())}, axes)}, {{"keepdims", AttrInt(0)}});
-  };
+  auto in_t = [&](int i) { return c.CastTo(c.node.inputs(i), c.InputType(i).dtype, t); };
+  auto as_input_dtype = [&](const std::string& v, int i) { return c.CastTo(v, t, c.InputType(i).dtype); };
+  auto channel_sum = [&](const std::string& v) { return ChannelSum(c, v, x.shape.size()); };
   const std::string inv = c.Op("Pow", {c.Op("Add", {in_t(4), c.Scalar(c.FloatAttr("epsilon", 1e-5f), t)}),
                                        c.Scalar(-0.5f, t)});
   const std::string inv_r = c.Reshape(inv, {channels}, per_channel);
@@ -78,21 +74,6 @@ absl::Status InferenceBatchNormRule(GradContext& c) {
   }
   if (c.Needs(2)) c.dx[2] = as_input_dtype(channel_sum(c.dy[0]), 2);
   return absl::OkStatus();
-}
-
-// The ints of an attribute of the node, or `fallback`.
-std::vector<int64_t> IntsAttr(const v1::Node& node, const std::string& name, std::vector<int64_t> fallback) {
-  auto it = node.attributes().find(name);
-  if (it == node.attributes().end()) return fallback;
-  return {it->second.ints().values().begin(), it->second.ints().values().end()};
-}
-
-// `v` in fp32 (a Cast when it is fp16), and back to `dtype`.
-std::string AsFloat32(GradContext& c, const std::string& v, graph::DataType dtype) {
-  return dtype == v1::FLOAT32 ? v : c.Op("Cast", {v}, {{"to", AttrInt(OnnxFloatCode(v1::FLOAT32))}});
-}
-std::string FromFloat32(GradContext& c, const std::string& v, graph::DataType dtype) {
-  return dtype == v1::FLOAT32 ? v : c.Op("Cast", {v}, {{"to", AttrInt(OnnxFloatCode(dtype))}});
 }
 
 // InstanceNormalization (a group per channel) and GroupNormalization. The
@@ -119,15 +100,15 @@ absl::Status GroupNormRule(GradContext& c, bool instance) {
   };
   const std::string axis2 = c.Int64Tensor({1}, {2});
   auto mean = [&](const std::string& v) { return c.Op("ReduceMean", {v, axis2}, {{"keepdims", AttrInt(1)}}); };
-  const std::string xr = c.Reshape(AsFloat32(c, c.node.inputs(0), x.dtype), xs, grouped);
+  const std::string xr = c.Reshape(c.CastTo(c.node.inputs(0), x.dtype, v1::FLOAT32), xs, grouped);
   const std::string centered = c.Op("Sub", {xr, mean(xr)});
   const std::string var = mean(c.Op("Mul", {centered, centered}));
   const std::string eps = c.Scalar(c.FloatAttr("epsilon", 1e-5f), v1::FLOAT32);
   const std::string inv = c.Op("Pow", {c.Op("Add", {var, eps}), c.Scalar(-0.5f, v1::FLOAT32)});
   const std::string xhat = c.Op("Mul", {centered, inv});
-  const std::string dy = AsFloat32(c, c.dy[0], x.dtype);
+  const std::string dy = c.CastTo(c.dy[0], x.dtype, v1::FLOAT32);
   if (c.Needs(0)) {
-    std::string scale = AsFloat32(c, c.node.inputs(1), c.InputType(1).dtype);
+    std::string scale = c.CastTo(c.node.inputs(1), c.InputType(1).dtype, v1::FLOAT32);
     if (affine_is_per_group(1)) {
       scale = c.Op("Expand", {c.Reshape(scale, c.InputType(1).shape, {groups, 1}),
                               c.Int64Tensor({2}, {groups, channels / groups})});
@@ -138,19 +119,17 @@ absl::Status GroupNormRule(GradContext& c, bool instance) {
     const std::string dxh = c.Reshape(c.Op("Mul", {dy, scale}), xs, grouped);
     const std::string along = c.Op("Mul", {xhat, mean(c.Op("Mul", {dxh, xhat}))});
     const std::string dx = c.Op("Mul", {inv, c.Op("Sub", {c.Op("Sub", {dxh, mean(dxh)}), along})});
-    c.dx[0] = FromFloat32(c, c.Reshape(dx, grouped, xs), x.dtype);
+    c.dx[0] = c.CastTo(c.Reshape(dx, grouped, xs), v1::FLOAT32, x.dtype);
   }
-  std::vector<int64_t> axes{0};
-  for (int64_t d = 2; d < static_cast<int64_t>(xs.size()); ++d) axes.push_back(d);
   auto affine_sum = [&](const std::string& v, int i) {
-    std::string s = c.Op("ReduceSum", {v, c.Int64Tensor({static_cast<int64_t>(axes.size())}, axes)},
-                         {{"keepdims", AttrInt(0)}});
+    std::string s = ChannelSum(c, v, xs.size());
+    Shape summed{channels};
     if (affine_is_per_group(i)) {
       s = c.Op("ReduceSum", {c.Reshape(s, {channels}, {groups, channels / groups}), c.Int64Tensor({1}, {1})},
                {{"keepdims", AttrInt(0)}});
-      return FromFloat32(c, c.Reshape(s, {groups}, c.InputType(i).shape), c.InputType(i).dtype);
+      summed = {groups};
     }
-    return FromFloat32(c, c.Reshape(s, {channels}, c.InputType(i).shape), c.InputType(i).dtype);
+    return c.CastTo(c.Reshape(s, summed, c.InputType(i).shape), v1::FLOAT32, c.InputType(i).dtype);
   };
   if (c.Needs(1)) c.dx[1] = affine_sum(c.Op("Mul", {dy, c.Reshape(xhat, grouped, xs)}), 1);
   if (c.Needs(2)) c.dx[2] = affine_sum(dy, 2);
@@ -193,8 +172,7 @@ absl::Status ConvRule(GradContext& c) {
     if (want_x) c.dx[0] = g[1];
   }
   if (c.node.inputs_size() > 2 && !c.node.inputs(2).empty() && c.Needs(2)) {
-    const std::string axes = c.g.IntsConstant(c.Base() + "/bias_axes", {0, 2, 3});
-    c.dx[2] = c.g.Add1("ReduceSum", {c.dy[0], axes}, {{"keepdims", AttrInt(0)}}, c.Base() + "/bias");
+    c.dx[2] = ChannelSum(c, c.dy[0], c.OutputType(0).shape.size());
   }
   return absl::OkStatus();
 }
@@ -211,13 +189,11 @@ absl::Status ConvTransposeRule(GradContext& c) {
   const size_t sp = xs.size() - 2;
   if (sp != 1 && sp != 2) return c.Unsupported("beyond 1-D and 2-D");
   const std::vector<int64_t> ones(sp, 1), zeros(sp, 0);
-  const std::vector<int64_t> strides = IntsAttr(c.node, "strides", ones);
-  const std::vector<int64_t> dilations = IntsAttr(c.node, "dilations", ones);
-  const std::vector<int64_t> output_padding = IntsAttr(c.node, "output_padding", zeros);
-  const std::vector<int64_t> pads = IntsAttr(c.node, "pads", std::vector<int64_t>(2 * sp, 0));
-  const bool given_output = !IntsAttr(c.node, "output_shape", {}).empty();
-  std::string auto_pad = "NOTSET";
-  if (auto it = c.node.attributes().find("auto_pad"); it != c.node.attributes().end()) auto_pad = it->second.s();
+  const std::vector<int64_t> strides = c.IntsAttr("strides", ones);
+  const std::vector<int64_t> dilations = c.IntsAttr("dilations", ones);
+  const std::vector<int64_t> output_padding = c.IntsAttr("output_padding", zeros);
+  auto begin_pads = graph::ops::ConvTransposeBeginPads(c.node, xs, ws);  // pads, auto_pad or output_shape
+  if (!begin_pads.ok()) return begin_pads.status();
   // 2-D attributes: a 1-D transposed convolution gets a unit height first.
   std::vector<int64_t> conv_strides, conv_dilations, kernel, begin, end;
   if (sp == 1) {
@@ -227,14 +203,7 @@ absl::Status ConvTransposeRule(GradContext& c) {
   for (size_t i = 0; i < sp; ++i) {
     const int64_t s = strides[i], in = xs[2 + i], out = ys[2 + i];
     const int64_t span = dilations[i] * (ws[2 + i] - 1) + 1;
-    int64_t pb = pads[i];
-    if (auto_pad == "VALID") {
-      pb = 0;
-    } else if (given_output || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      const int64_t total = s * (in - 1) + output_padding[i] + span - out;
-      const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
-      pb = auto_pad == "SAME_UPPER" ? half : total - half;
-    }
+    const int64_t pb = (*begin_pads)[i];
     const int64_t pe = s * (in - 1) + output_padding[i] + span - out - pb;
     if (pb < 0 || pe < 0) return c.Unsupported("with an output larger than its input reaches (negative pads)");
     conv_strides.push_back(s);
@@ -262,12 +231,7 @@ absl::Status ConvTransposeRule(GradContext& c) {
     const std::string x = c.Reshape(c.node.inputs(0), xs, planar(xs));
     c.dx[1] = c.Reshape(c.g.Add1("ConvGrad", {x, dy, w}, conv, c.Base()), planar(ws), ws);
   }
-  if (c.Has(2) && c.Needs(2)) {
-    std::vector<int64_t> axes{0};
-    for (int64_t d = 2; d < static_cast<int64_t>(ys.size()); ++d) axes.push_back(d);
-    c.dx[2] = c.Op("ReduceSum", {c.dy[0], c.Int64Tensor({static_cast<int64_t>(axes.size())}, axes)},
-                   {{"keepdims", AttrInt(0)}});
-  }
+  if (c.Has(2) && c.Needs(2)) c.dx[2] = ChannelSum(c, c.dy[0], ys.size());
   return absl::OkStatus();
 }
 

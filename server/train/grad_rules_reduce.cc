@@ -28,8 +28,8 @@ absl::StatusOr<Reduced> ReducedAxes(GradContext& c) {
     auto a = c.ConstantInts(1);
     if (!a.ok()) return a.status();
     axes = *a;
-  } else if (auto it = c.node.attributes().find("axes"); it != c.node.attributes().end()) {
-    axes.assign(it->second.ints().values().begin(), it->second.ints().values().end());
+  } else {
+    axes = c.IntsAttr("axes", {});
   }
   Reduced r;
   if (axes.empty() && c.IntAttr("noop_with_empty_axes", 0) != 0) {

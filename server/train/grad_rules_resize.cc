@@ -17,23 +17,9 @@ using graph::Shape;
 
 // The [n, n] identity of `dtype`.
 std::string Identity(GradContext& c, int64_t n, graph::DataType dtype) {
-  v1::Tensor t;
-  t.set_dtype(v1::FLOAT32);
-  t.add_shape(n);
-  t.add_shape(n);
   std::vector<float> v(static_cast<size_t>(n * n), 0.0f);
   for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i * n + i)] = 1.0f;
-  t.set_data(std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float)));
-  const std::string eye = c.g.Constant(c.Base() + "/identity", std::move(t));
-  return dtype == v1::FLOAT32 ? eye : c.Op("Cast", {eye}, {{"to", AttrInt(OnnxFloatCode(dtype))}});
-}
-
-std::string Floats(GradContext& c, const std::vector<float>& v) {
-  v1::Tensor t;
-  t.set_dtype(v1::FLOAT32);
-  t.add_shape(static_cast<int64_t>(v.size()));
-  t.set_data(std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float)));
-  return c.g.Constant(c.Base() + "/scales", std::move(t));
+  return c.CastTo(c.FloatTensor({n, n}, v), v1::FLOAT32, dtype);
 }
 
 absl::Status ResizeRule(GradContext& c) {
@@ -51,12 +37,10 @@ absl::Status ResizeRule(GradContext& c) {
   // Only the identity's rows resize: its columns (tf_half_pixel_for_nn shifts
   // even an unchanged axis) stay the input's positions.
   attrs["axes"] = AttrInts({0});
-  std::vector<int64_t> axes;
-  for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
-  if (auto it = c.node.attributes().find("axes"); it != c.node.attributes().end()) {
-    axes.assign(it->second.ints().values().begin(), it->second.ints().values().end());
-    for (int64_t& a : axes) a = a < 0 ? a + rank : a;
-  }
+  std::vector<int64_t> all(static_cast<size_t>(rank));
+  for (int64_t d = 0; d < rank; ++d) all[static_cast<size_t>(d)] = d;
+  std::vector<int64_t> axes = c.IntsAttr("axes", all);
+  for (int64_t& a : axes) a = a < 0 ? a + rank : a;
   const bool by_scales = c.Has(2) && c.InputType(2).elements() > 0;
   std::vector<float> scales;
   if (by_scales) {
@@ -74,7 +58,7 @@ absl::Status ResizeRule(GradContext& c) {
     if (in[a] == out[a] && (!by_scales || scale == 1.0f) && coordinates != "tf_half_pixel_for_nn") continue;
     std::vector<std::string> inputs{Identity(c, in[a], x.dtype), ""};
     if (by_scales) {
-      inputs.push_back(Floats(c, {scale}));
+      inputs.push_back(c.FloatTensor({1}, {scale}));
     } else {
       inputs.push_back("");
       inputs.push_back(c.Int64Tensor({1}, {out[a]}));

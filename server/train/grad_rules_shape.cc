@@ -15,12 +15,9 @@ absl::Status ViewRule(GradContext& c) {
 
 absl::Status TransposeRule(GradContext& c) {
   const size_t rank = c.InputType(0).shape.size();
-  std::vector<int64_t> perm;
-  if (auto it = c.node.attributes().find("perm"); it != c.node.attributes().end()) {
-    perm.assign(it->second.ints().values().begin(), it->second.ints().values().end());
-  } else {
-    for (size_t i = 0; i < rank; ++i) perm.push_back(static_cast<int64_t>(rank - 1 - i));
-  }
+  std::vector<int64_t> reversed;
+  for (size_t i = 0; i < rank; ++i) reversed.push_back(static_cast<int64_t>(rank - 1 - i));
+  const std::vector<int64_t> perm = c.IntsAttr("perm", reversed);
   std::vector<int64_t> inverse(rank);
   for (size_t i = 0; i < rank; ++i) inverse[perm[i]] = static_cast<int64_t>(i);
   c.dx[0] = c.g.Add1("Transpose", {c.dy[0]}, {{"perm", AttrInts(inverse)}}, c.Base());

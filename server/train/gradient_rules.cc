@@ -136,6 +136,24 @@ std::string GradContext::Int64Tensor(const graph::Shape& shape, const std::vecto
   return g.Constant(Base() + "/indices", std::move(t));
 }
 
+std::string GradContext::FloatTensor(const graph::Shape& shape, const std::vector<float>& values) {
+  v1::Tensor t;
+  t.set_dtype(v1::FLOAT32);
+  for (int64_t d : shape) t.add_shape(d);
+  t.set_data(std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float)));
+  return g.Constant(Base() + "/floats", std::move(t));
+}
+
+std::string GradContext::CastTo(const std::string& v, graph::DataType from, graph::DataType to) {
+  return from == to ? v : Op("Cast", {v}, {{"to", AttrInt(OnnxFloatCode(to))}});
+}
+
+std::vector<int64_t> GradContext::IntsAttr(const std::string& name, std::vector<int64_t> fallback) const {
+  auto it = node.attributes().find(name);
+  if (it == node.attributes().end()) return fallback;
+  return {it->second.ints().values().begin(), it->second.ints().values().end()};
+}
+
 int64_t GradContext::IntAttr(const std::string& name, int64_t fallback) const {
   auto it = node.attributes().find(name);
   return it == node.attributes().end() ? fallback : it->second.i();

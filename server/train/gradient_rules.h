@@ -66,8 +66,14 @@ class GradContext {
   std::string Zeros(const graph::TensorType& type);
   // A constant INT64 tensor of `shape` holding `values` (row-major).
   std::string Int64Tensor(const graph::Shape& shape, const std::vector<int64_t>& values);
+  // A constant FLOAT32 tensor of `shape` holding `values` (row-major).
+  std::string FloatTensor(const graph::Shape& shape, const std::vector<float>& values);
+  // `v` (of `from`) cast to `to`; `v` itself when they agree.
+  std::string CastTo(const std::string& v, graph::DataType from, graph::DataType to);
   // An integer attribute of the node, or `fallback`.
   int64_t IntAttr(const std::string& name, int64_t fallback) const;
+  // An ints attribute of the node, or `fallback`.
+  std::vector<int64_t> IntsAttr(const std::string& name, std::vector<int64_t> fallback) const;
   float FloatAttr(const std::string& name, float fallback) const;
   // Whether input i is given (present and not "").
   bool Has(int i) const { return i < node.inputs_size() && !node.inputs(i).empty(); }

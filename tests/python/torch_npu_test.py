@@ -250,6 +250,7 @@ class Training(unittest.TestCase):
         npu = copy_of(host).npu()
         x_host, x_npu = x.clone().requires_grad_(), x.clone().requires_grad_()
         y_host, y_npu = host(x_host), npu(x_npu)
+        self.assertIsNotNone(y_npu.grad_fn)
         self.assert_close(y_npu.detach(), y_host.detach(), "output")
         (y_host * weights).sum().backward()
         (y_npu * weights).sum().backward()
@@ -260,6 +261,7 @@ class Training(unittest.TestCase):
                 err = (p_npu.grad - p_host.grad).abs().max().item()
                 self.assertLessEqual(err, 4e-3 * params[near_zero[name]].grad.abs().max().item(), name)
                 continue
+            self.assertIsNotNone(p_npu.grad, name)
             self.assert_close(p_npu.grad, p_host.grad, f"gradient of {name}")
         return npu
 
@@ -274,20 +276,7 @@ class Training(unittest.TestCase):
         with torch.no_grad():  # running statistics that are not the identity
             host[1].running_mean.uniform_(-0.5, 0.5)
             host[1].running_var.uniform_(0.5, 2.0)
-        npu = copy_of(host).npu()
-        x = torch.randn(4, 3, 8, 8)
-        weights = torch.randn(4, 5)
-        x_host, x_npu = x.clone().requires_grad_(), x.clone().requires_grad_()
-        y_host = host(x_host)
-        y_npu = npu(x_npu)
-        self.assertIsNotNone(y_npu.grad_fn)
-        self.assert_close(y_npu.detach(), y_host.detach(), "output")
-        (y_host * weights).sum().backward()
-        (y_npu * weights).sum().backward()
-        self.assert_close(x_npu.grad, x_host.grad, "input gradient")
-        for (name, p_host), (_, p_npu) in zip(host.named_parameters(), npu.named_parameters()):
-            self.assertIsNotNone(p_npu.grad, name)
-            self.assert_close(p_npu.grad, p_host.grad, f"gradient of {name}")
+        npu = self.check_gradients(host, torch.randn(4, 3, 8, 8), torch.randn(4, 5))
         # BatchNorm's running statistics moved as torch moves them (unbiased variance, momentum 0.1), in train mode.
         bn_host, bn_npu = host[1], npu[1]
         self.assert_close(bn_npu.running_mean, bn_host.running_mean, "running_mean", rel=1e-3)

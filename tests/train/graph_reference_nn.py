@@ -10,22 +10,19 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-
-def _attr(n, name, default=None):
-    a = n.get("attrs", {}).get(name)
-    return default if a is None else a
+from graph_reference import attr, g16, r16
 
 
-def _conv_transpose(n, x, w, b, r16, g16):
+def _conv_transpose(n, x, w, b):
     sp = x.dim() - 2
-    s = _attr(n, "strides", [1] * sp)
-    d = _attr(n, "dilations", [1] * sp)
-    op = _attr(n, "output_padding", [0] * sp)
-    pads = list(_attr(n, "pads", [0] * (2 * sp)))
-    auto_pad = _attr(n, "auto_pad", "NOTSET")
-    out_shape = _attr(n, "output_shape")
+    s = attr(n, "strides", [1] * sp)
+    d = attr(n, "dilations", [1] * sp)
+    op = attr(n, "output_padding", [0] * sp)
+    pads = list(attr(n, "pads", [0] * (2 * sp)))
+    auto_pad = attr(n, "auto_pad", "NOTSET")
+    out_shape = attr(n, "output_shape")
     fn = F.conv_transpose1d if sp == 1 else F.conv_transpose2d
-    full = fn(r16(x), r16(w), None, s, 0, 0, _attr(n, "group", 1), d)
+    full = fn(r16(x), r16(w), None, s, 0, 0, attr(n, "group", 1), d)
     for i in range(sp):
         k = w.shape[2 + i]
         natural = s[i] * (x.shape[2 + i] - 1) + op[i] + d[i] * (k - 1) + 1
@@ -53,7 +50,7 @@ def _group_norm(n, x, scale, bias, groups):
     xr = x.reshape(nb, groups, -1)
     mean = xr.mean(-1, keepdim=True)
     var = ((xr - mean) ** 2).mean(-1, keepdim=True)
-    xh = ((xr - mean) / torch.sqrt(var + _attr(n, "epsilon", 1e-5))).reshape(x.shape)
+    xh = ((xr - mean) / torch.sqrt(var + attr(n, "epsilon", 1e-5))).reshape(x.shape)
     if scale.numel() != c:  # opset 18: one scale and bias per group
         scale = scale.repeat_interleave(c // groups)
         bias = bias.repeat_interleave(c // groups)
@@ -86,11 +83,11 @@ def _round(mode, x):
 def resize_matrix(n, n_in, n_out, scale):
     """The [n_out, n_in] matrix of one axis's resize."""
     m = np.zeros((n_out, n_in))
-    coords = _attr(n, "coordinate_transformation_mode", "half_pixel")
+    coords = attr(n, "coordinate_transformation_mode", "half_pixel")
     for i in range(n_out):
         x = _source_coordinate(coords, i, scale, n_in, n_out)
-        if _attr(n, "mode", "nearest") == "nearest":
-            m[i, min(max(_round(_attr(n, "nearest_mode", "round_prefer_floor"), x), 0), n_in - 1)] = 1.0
+        if attr(n, "mode", "nearest") == "nearest":
+            m[i, min(max(_round(attr(n, "nearest_mode", "round_prefer_floor"), x), 0), n_in - 1)] = 1.0
         else:
             x = min(max(x, 0.0), n_in - 1.0)
             lo = int(math.floor(x))
@@ -100,9 +97,9 @@ def resize_matrix(n, n_in, n_out, scale):
     return torch.from_numpy(m)
 
 
-def _resize(n, x, scales, sizes, g16):
+def _resize(n, x, scales, sizes):
     rank = x.dim()
-    axes = [a % rank for a in _attr(n, "axes", list(range(rank)))]
+    axes = [a % rank for a in attr(n, "axes", list(range(rank)))]
     y = x
     for k, a in enumerate(axes):
         n_in = x.shape[a]
@@ -116,20 +113,20 @@ def _resize(n, x, scales, sizes, g16):
     return [g16(y)]  # the gradient contracts on the Cube: dy is an fp16 operand
 
 
-def evaluate_nn(n, op, ins, r16, g16):
+def evaluate_nn(n, op, ins):
     """The outputs of `op`, or None for an op this file does not know."""
     x = ins[0] if ins else None
     if op == "ConvTranspose":
-        return [_conv_transpose(n, x, ins[1], ins[2] if len(ins) > 2 else None, r16, g16)]
+        return [_conv_transpose(n, x, ins[1], ins[2] if len(ins) > 2 else None)]
     if op == "InstanceNormalization":
         return [_group_norm(n, x, ins[1], ins[2], x.shape[1])]
     if op == "GroupNormalization":
-        return [_group_norm(n, x, ins[1], ins[2], _attr(n, "num_groups"))]
+        return [_group_norm(n, x, ins[1], ins[2], attr(n, "num_groups"))]
     if op == "TopK":
         k = int(ins[1].reshape(-1)[0])
-        v, i = torch.topk(x, k, dim=_attr(n, "axis", -1), largest=bool(_attr(n, "largest", 1)),
-                          sorted=bool(_attr(n, "sorted", 1)))
+        v, i = torch.topk(x, k, dim=attr(n, "axis", -1), largest=bool(attr(n, "largest", 1)),
+                          sorted=bool(attr(n, "sorted", 1)))
         return [v, i]
     if op == "Resize":
-        return _resize(n, x, ins[2] if len(ins) > 2 else None, ins[3] if len(ins) > 3 else None, g16)
+        return _resize(n, x, ins[2] if len(ins) > 2 else None, ins[3] if len(ins) > 3 else None)
     return None

@@ -29,6 +29,11 @@ struct ConvGeometry {
 absl::StatusOr<ConvGeometry> ConvGeometryOf(const v1::Node& node, const NodeAttributes& attrs, const Shape& x,
                                             const Shape& w);
 
+// The begin pad of each spatial axis of ConvTranspose `node` over input `x`
+// and weights `w` (1-D or 2-D), as the op resolves pads, auto_pad and
+// output_shape: what its gradient, a Conv over dY, pads by.
+absl::StatusOr<std::vector<int64_t>> ConvTransposeBeginPads(const v1::Node& node, const Shape& x, const Shape& w);
+
 // Conv's attribute schema, which its gradient (ConvGrad) shares.
 std::vector<AttrDef> ConvAttributes();
 

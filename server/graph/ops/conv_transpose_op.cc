@@ -237,6 +237,13 @@ absl::Status RunConvTranspose(RunContext& ctx) {
 
 }  // namespace
 
+absl::StatusOr<std::vector<int64_t>> ConvTransposeBeginPads(const v1::Node& node, const Shape& x, const Shape& w) {
+  auto g = Geometry(node, NodeAttributes(node), x, w);
+  if (!g.ok()) return g.status();
+  if (g->spatial == 1) return std::vector<int64_t>{g->pl};
+  return std::vector<int64_t>{g->pt, g->pl};
+}
+
 void RegisterConvTransposeOp(OpRegistry& r) {
   OpDef d;
   d.name = "ConvTranspose";

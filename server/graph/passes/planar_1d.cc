@@ -1,5 +1,6 @@
 #include "server/graph/passes/planar_1d.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,16 +25,16 @@ v1::AttributeValue Ints(const std::vector<int64_t>& values) {
   return a;
 }
 
-// An attribute of one entry per spatial axis, or pads' (begin, end), given a
-// unit first axis: stride, dilation and kernel 1, pads 0.
-void Widen(v1::Node& n, const char* name, int64_t unit) {
-  auto it = n.mutable_attributes()->find(name);
-  if (it == n.mutable_attributes()->end()) return;
-  const auto& v = it->second.ints().values();
-  if (std::string(name) == "pads") {
-    if (v.size() == 2) it->second = Ints({0, v[0], 0, v[1]});
-  } else if (v.size() == 1) {
-    it->second = Ints({unit, v[0]});
+// The node's 1-D attributes given a unit first spatial axis: stride,
+// dilation and kernel 1 before each per-axis entry, pads (0, 0) around them.
+void WidenAttributes(v1::Node& n) {
+  for (auto& [name, value] : *n.mutable_attributes()) {
+    const auto& v = value.ints().values();
+    if (name == "pads" && v.size() == 2) {
+      value = Ints({0, v[0], 0, v[1]});
+    } else if ((name == "kernel_shape" || name == "strides" || name == "dilations") && v.size() == 1) {
+      value = Ints({1, v[0]});
+    }
   }
 }
 
@@ -49,8 +50,9 @@ v1::Node MakeNode(const std::string& name, const std::string& op, std::vector<st
 
 }  // namespace
 
-int PlanarizeOneDimensional(v1::Graph& graph) {
-  int lifted = 0;
+void PlanarizeOneDimensional(v1::Graph& graph) {
+  // Every graph is prepared: one that has nothing to lift is left untouched.
+  if (std::none_of(graph.nodes().begin(), graph.nodes().end(), Lifts)) return;
   google::protobuf::RepeatedPtrField<v1::Node> nodes;
   for (v1::Node& n : *graph.mutable_nodes()) {
     if (!Lifts(n)) {
@@ -69,17 +71,14 @@ int PlanarizeOneDimensional(v1::Graph& graph) {
       *nodes.Add() = MakeNode(planar, "Unsqueeze", {n.inputs(i), axes}, planar);
       n.set_inputs(i, planar);
     }
-    for (const char* a : {"kernel_shape", "strides", "dilations"}) Widen(n, a, 1);
-    Widen(n, "pads", 0);
+    WidenAttributes(n);
     const std::string out = n.outputs(0);
     const std::string planar_out = base + "/out";
     n.set_outputs(0, planar_out);
     *nodes.Add() = std::move(n);
     *nodes.Add() = MakeNode(base + "/squeeze", "Squeeze", {planar_out, axes}, out);
-    ++lifted;
   }
   *graph.mutable_nodes() = std::move(nodes);
-  return lifted;
 }
 
 }  // namespace npu::graph

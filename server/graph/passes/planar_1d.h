@@ -10,7 +10,7 @@
 
 namespace npu::graph {
 
-// Rewrites `graph`'s 1-D convolutions and pools in place; the number rewritten.
-int PlanarizeOneDimensional(v1::Graph& graph);
+// Rewrites `graph`'s 1-D convolutions and pools in place.
+void PlanarizeOneDimensional(v1::Graph& graph);
 
 }  // namespace npu::graph
