@@ -54,6 +54,8 @@ const OpAttributes& TrainingOps() {
       {"AveragePoolGrad", {"kernel_shape", "strides", "pads", "dilations", "ceil_mode", "auto_pad", "count_include_pad"}},
       {"BatchNormalizationGrad", {"epsilon", "momentum", "training_mode", "spatial"}},
       {"ConvGrad", {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}},
+      {"LSTMGrad", {"clip", "direction", "hidden_size", "input_forget", "layout"}},
+      {"GRUGrad", {"clip", "direction", "hidden_size", "layout", "linear_before_reset"}},
       {"DropoutGrad", {}}, {"GatherGrad", {"axis"}}, {"GeluGrad", {"approximate"}},
       {"LayerNormalizationGrad", {"axis", "epsilon", "stash_type"}}, {"LeakyReluGrad", {"alpha"}},
       {"LogSoftmaxGrad", {"axis"}},

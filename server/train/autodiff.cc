@@ -166,9 +166,10 @@ class Backward {
                                                      "through it"));
     }
     // A missing output gradient is a zero the rule cannot be given: only
-    // multi-output ops whose rule reads one output (Split aside) reach here.
+    // multi-output ops whose rule reads the first output's reach here, but
+    // for those that take any.
     GradContext ctx(editor_, node, facts_.types, constants_, std::move(dy), std::move(needs));
-    if (ctx.dy[0].empty() && node.op_type() != "Split") return absl::OkStatus();
+    if (ctx.dy[0].empty() && !OpsTakingAnyOutputGradient().contains(node.op_type())) return absl::OkStatus();
     if (auto s = (*rule)(ctx); !s.ok()) return s;
     for (int i = 0; i < node.inputs_size(); ++i) {
       if (ctx.Needs(i) && !ctx.dx[i].empty()) contributions_[node.inputs(i)].push_back(ctx.dx[i]);

@@ -1,6 +1,6 @@
 // Gradient rules of the network ops: activations, Softmax/LogSoftmax, the
-// normalisations, pooling, Conv, ConvTranspose, seeded dropout and the
-// cross-entropy loss. Most map onto their gradient op (server/graph/ops, ONNX
+// normalisations, pooling, Conv, ConvTranspose, LSTM, GRU, seeded dropout and
+// the cross-entropy loss. Most map onto their gradient op (server/graph/ops, ONNX
 // Runtime's names), given the forward's saved values (Y, X, the mask, the
 // log-probabilities) and attributes; GlobalAveragePool, Conv's bias, the
 // instance and group norms and ConvTranspose are compositions.
@@ -249,6 +249,28 @@ absl::Status CrossEntropyRule(GradContext& c) {
   return absl::OkStatus();
 }
 
+// LSTM and GRU: one gradient op each (server/graph/ops/rnn_grad.h), given the
+// forward's inputs at their positions ("" where omitted) and then its
+// outputs' gradients. Its outputs are the gradients of X, W, R, B, then of
+// the inputs after sequence_lens; the node names those up to the last needed.
+absl::Status RecurrentRule(GradContext& c, const char* grad_op, int forward_inputs) {
+  std::vector<std::string> inputs(static_cast<size_t>(forward_inputs));
+  for (int i = 0; i < c.node.inputs_size() && i < forward_inputs; ++i) inputs[i] = c.node.inputs(i);
+  inputs.insert(inputs.end(), c.dy.begin(), c.dy.end());
+  while (inputs.back().empty()) inputs.pop_back();  // trailing omitted ones need no place (X never is)
+  constexpr int kSequenceLens = 4;
+  auto output_of = [](int input) { return input < kSequenceLens ? input : input - 1; };
+  int outputs = 1;
+  for (int i = 0; i < c.node.inputs_size(); ++i) {
+    if (i != kSequenceLens && c.Needs(i)) outputs = std::max(outputs, output_of(i) + 1);
+  }
+  const auto g = c.g.Add(grad_op, inputs, outputs, Copy(c.node), c.Base());
+  for (int i = 0; i < c.node.inputs_size(); ++i) {
+    if (i != kSequenceLens && c.Needs(i)) c.dx[i] = g[output_of(i)];
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void AddNnGradRules(std::map<std::string, GradRule>& rules) {
@@ -270,6 +292,8 @@ void AddNnGradRules(std::map<std::string, GradRule>& rules) {
   rules["GroupNormalization"] = [](GradContext& c) { return GroupNormRule(c, false); };
   rules["SeededDropout"] = DropoutRule;
   rules["SoftmaxCrossEntropyLoss"] = CrossEntropyRule;
+  rules["LSTM"] = [](GradContext& c) { return RecurrentRule(c, "LSTMGrad", 8); };
+  rules["GRU"] = [](GradContext& c) { return RecurrentRule(c, "GRUGrad", 6); };
 }
 
 }  // namespace npu::train

@@ -190,6 +190,11 @@ const std::set<std::string>& FlatOps() {
   return *flat;
 }
 
+const std::set<std::string>& OpsTakingAnyOutputGradient() {
+  static const auto* ops = new std::set<std::string>{"GRU", "LSTM", "Split"};
+  return *ops;
+}
+
 const GradRule* FindGradRule(const std::string& op_type) {
   auto it = Rules().find(op_type);
   return it == Rules().end() ? nullptr : &it->second;

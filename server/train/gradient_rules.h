@@ -95,6 +95,9 @@ std::vector<std::string> OpsWithGradientRules();
 // The ops whose rule passes no gradient: flat almost everywhere (Floor, Ceil,
 // Round, Sign), so their gradient is zero, as torch's is.
 const std::set<std::string>& FlatOps();
+// The multi-output ops whose rule takes a gradient for any of its outputs
+// (the others': none flows back when the first output has none).
+const std::set<std::string>& OpsTakingAnyOutputGradient();
 
 // Registration by family (grad_rules_*.cc).
 void AddMathGradRules(std::map<std::string, GradRule>& rules);   // elementwise, reductions, MatMul, Gemm

@@ -20,10 +20,11 @@ struct ForwardWithLoss {
   LossIO loss;
 };
 
-absl::StatusOr<ForwardWithLoss> ForwardAndLoss(const ModelSpec& spec, const TrainConfig& config, int64_t batch,
-                                               bool training, const device::DevicePreset& preset, v1::Graph& g) {
+absl::StatusOr<ForwardWithLoss> ForwardAndLoss(const ModelSpec& spec, const TrainConfig& config,
+                                               const graph::Shape& x, bool training,
+                                               const device::DevicePreset& preset, v1::Graph& g) {
   ForwardWithLoss f;
-  auto io = MakeForward(spec, batch, training, g);
+  auto io = MakeForward(spec, x, training, g);
   if (!io.ok()) return io.status();
   f.io = *std::move(io);
   if (auto s = FoldShapeComputations(g, preset); !s.ok()) return s;
@@ -60,12 +61,12 @@ std::vector<std::vector<size_t>> Buckets(const ModelSpec& spec, const TrainConfi
   return buckets;
 }
 
-absl::StatusOr<StepGraph> BuildStepGraph(const ModelSpec& spec, const TrainConfig& config, int64_t batch,
+absl::StatusOr<StepGraph> BuildStepGraph(const ModelSpec& spec, const TrainConfig& config, const graph::Shape& x,
                                          const device::DevicePreset& preset, int world) {
   StepGraph step;
   v1::Graph& g = step.graph;
   g.set_name(spec.graph.name() + "/train_step");
-  auto fwd = ForwardAndLoss(spec, config, batch, /*training=*/true, preset, g);
+  auto fwd = ForwardAndLoss(spec, config, x, /*training=*/true, preset, g);
   if (!fwd.ok()) return fwd.status();
   StepSignature& sig = step.sig;
   sig.x = spec.input;
@@ -160,11 +161,11 @@ absl::StatusOr<StepGraph> BuildStepGraph(const ModelSpec& spec, const TrainConfi
   return step;
 }
 
-absl::StatusOr<EvalGraph> BuildEvalGraph(const ModelSpec& spec, const TrainConfig& config, int64_t batch,
+absl::StatusOr<EvalGraph> BuildEvalGraph(const ModelSpec& spec, const TrainConfig& config, const graph::Shape& x,
                                          const device::DevicePreset& preset) {
   EvalGraph eval;
   eval.graph.set_name(spec.graph.name() + "/evaluate");
-  auto fwd = ForwardAndLoss(spec, config, batch, /*training=*/false, preset, eval.graph);
+  auto fwd = ForwardAndLoss(spec, config, x, /*training=*/false, preset, eval.graph);
   if (!fwd.ok()) return fwd.status();
   eval.sig = {spec.input, fwd->loss.labels, spec.params, spec.buffers, fwd->prediction, fwd->loss.loss};
   eval.graph.clear_outputs();

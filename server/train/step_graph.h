@@ -4,7 +4,8 @@
 // (NPUGetFloatStatus over every gradient), and the optimizer's update of
 // every parameter (optimizer.h), skipped on the device when the status is
 // set. Also the evaluation graph: the forward in inference mode and the loss.
-// Planned once per batch size, run through the runner like any graph.
+// Planned once per data shape (a batch size, and the sizes of any dims the
+// export left dynamic), run through the runner like any graph.
 #pragma once
 
 #include <string>
@@ -49,7 +50,7 @@ struct StepGraph {
 // batch): with more than one, the gradients go through HcclAllReduce in
 // DDP's buckets and the float status through one more, so every device
 // applies the same update, skipped on all when any overflowed.
-absl::StatusOr<StepGraph> BuildStepGraph(const ModelSpec& spec, const TrainConfig& config, int64_t batch,
+absl::StatusOr<StepGraph> BuildStepGraph(const ModelSpec& spec, const TrainConfig& config, const graph::Shape& x,
                                          const device::DevicePreset& preset, int world = 1);
 
 // Evaluation: inputs x, labels, the parameters (amp dtype) and buffers;
@@ -64,7 +65,7 @@ struct EvalGraph {
   EvalSignature sig;
 };
 
-absl::StatusOr<EvalGraph> BuildEvalGraph(const ModelSpec& spec, const TrainConfig& config, int64_t batch,
+absl::StatusOr<EvalGraph> BuildEvalGraph(const ModelSpec& spec, const TrainConfig& config, const graph::Shape& x,
                                          const device::DevicePreset& preset);
 
 }  // namespace npu::train

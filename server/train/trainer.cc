@@ -10,6 +10,7 @@
 #include "server/train/amp.h"
 #include "server/train/host_tensors.h"
 #include "server/train/optimizer.h"
+#include "server/train/training_forward.h"
 
 namespace npu::train {
 namespace {
@@ -41,6 +42,12 @@ std::vector<int64_t> ShardSizes(int64_t rows, int64_t n) {
   std::vector<int64_t> sizes(static_cast<size_t>(n), rows / n);
   for (int64_t i = 0; i < rows % n; ++i) ++sizes[i];
   return sizes;
+}
+
+// `x` with `rows` rows: a shard's data shape.
+graph::Shape WithRows(graph::Shape x, int64_t rows) {
+  x[0] = rows;
+  return x;
 }
 
 uint64_t Mix(uint64_t a, uint64_t b) {
@@ -98,49 +105,51 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(ModelSpec spec, TrainCo
     MutexLock lock(&t->mu_);
     t->replicas_.assign(t->devices_.size(), r);
   }
-  // Plan a step once now, so a model that cannot be trained says so at once.
-  if (auto plan = t->StepPlanFor(1); !plan.ok()) return plan.status();
+  // Plan a step once now, so a model that cannot be trained says so at once
+  // (one with other dynamic dims than the batch: at its first step).
+  if (OnlyTheBatchIsDynamic(t->spec_)) {
+    const auto& dims = t->spec_.graph.inputs(0).shape();
+    if (auto plan = t->StepPlanFor(WithRows({dims.begin(), dims.end()}, 1)); !plan.ok()) return plan.status();
+  }
   return t;
 }
 
-// The plan (and signature) of `build(batch)`'s graph, cached in `plans`.
+// The plan (and signature) of `build(x)`'s graph, cached in `plans`.
 template <typename Planned, typename Build>
-absl::StatusOr<const Planned*> PlanOnce(std::map<int64_t, Planned>& plans, int64_t batch,
+absl::StatusOr<const Planned*> PlanOnce(std::map<graph::Shape, Planned>& plans, const graph::Shape& x,
                                         const device::DevicePreset& preset, Build build) {
-  auto it = plans.find(batch);
+  auto it = plans.find(x);
   if (it != plans.end()) return &it->second;
-  auto built = build(batch);
+  auto built = build(x);
   if (!built.ok()) return built.status();
   auto plan = graph::BuildPlan(std::make_shared<const v1::Graph>(std::move(built->graph)), preset);
   if (!plan.ok()) return plan.status();
-  return &(plans[batch] = Planned{*std::move(plan), std::move(built->sig)});
+  return &(plans[x] = Planned{*std::move(plan), std::move(built->sig)});
 }
 
-absl::StatusOr<const Trainer::StepPlan*> Trainer::StepPlanFor(int64_t batch) {
+absl::StatusOr<const Trainer::StepPlan*> Trainer::StepPlanFor(const graph::Shape& x) {
   const device::DevicePreset& preset = preset_;
   const int world = static_cast<int>(devices_.size());
-  return PlanOnce(step_plans_, batch, preset,
-                  [&](int64_t b) { return BuildStepGraph(spec_, config_, b, preset, world); });
+  return PlanOnce(step_plans_, x, preset,
+                  [&](const graph::Shape& s) { return BuildStepGraph(spec_, config_, s, preset, world); });
 }
 
-absl::StatusOr<Trainer::EvalPlan> Trainer::EvalPlanFor(int64_t batch) {
+absl::StatusOr<Trainer::EvalPlan> Trainer::EvalPlanFor(const graph::Shape& x) {
   const device::DevicePreset& preset = preset_;
   MutexLock lock(&eval_mu_);
-  if (eval_plans_.size() >= kMaxPlannedBatchSizes) eval_plans_.clear();
-  auto plan =
-      PlanOnce(eval_plans_, batch, preset, [&](int64_t b) { return BuildEvalGraph(spec_, config_, b, preset); });
+  if (eval_plans_.size() >= kMaxPlannedShapes) eval_plans_.clear();
+  auto plan = PlanOnce(eval_plans_, x, preset,
+                       [&](const graph::Shape& s) { return BuildEvalGraph(spec_, config_, s, preset); });
   if (!plan.ok()) return plan.status();
   return **plan;  // a copy: the cache may be cleared while it runs
 }
 
 absl::Status Trainer::CheckBatch(const HostTensor& x, const HostTensor& labels) const {
-  const v1::ValueInfo& in = spec_.graph.inputs(0);
   const graph::Shape& xs = x.type().shape;
-  const graph::Shape want(in.shape().begin() + 1, in.shape().end());
-  if (x.type().dtype != v1::FLOAT32 || xs.empty() || graph::Shape(xs.begin() + 1, xs.end()) != want) {
-    return absl::InvalidArgumentError(absl::StrCat("the batch \"", in.name(), "\" must be FLOAT32 [B, ",
-                                                   graph::ShapeToString(want).substr(1), ", got ",
-                                                   graph::ToString(x.type())));
+  if (auto s = CheckDataShape(spec_, xs); !s.ok()) return s;
+  if (x.type().dtype != v1::FLOAT32) {
+    return absl::InvalidArgumentError(absl::StrCat("the batch \"", spec_.graph.inputs(0).name(),
+                                                   "\" must be FLOAT32, got ", graph::ToString(x.type())));
   }
   if (labels.type().shape.empty() || labels.type().shape[0] != xs[0]) {
     return absl::InvalidArgumentError(absl::StrCat("the labels ", graph::ToString(labels.type()),
@@ -160,7 +169,7 @@ absl::StatusOr<StepResult> Trainer::Step(const HostTensor& x, const HostTensor& 
                                          std::shared_ptr<device::CancelToken> cancel) {
   if (auto s = CheckBatch(x, labels); !s.ok()) return s;
   MutexLock step_lock(&step_mu_);
-  if (step_plans_.size() >= kMaxPlannedBatchSizes) step_plans_.clear();
+  if (step_plans_.size() >= kMaxPlannedShapes) step_plans_.clear();
   const int64_t batch = x.type().shape[0];
   const int64_t n = static_cast<int64_t>(devices_.size());
   if (batch < n) {
@@ -185,7 +194,7 @@ absl::StatusOr<StepResult> Trainer::Step(const HostTensor& x, const HostTensor& 
   std::vector<std::vector<HostTensor>> bound(static_cast<size_t>(n));
   int64_t row = 0;
   for (int64_t d = 0; d < n; ++d) {
-    auto sp = StepPlanFor(sizes[d]);
+    auto sp = StepPlanFor(WithRows(x.type().shape, sizes[d]));
     if (!sp.ok()) return sp.status();
     const StepSignature& sig = (*sp)->sig;
     const Replica& rep = replicas[d];
@@ -230,7 +239,7 @@ absl::StatusOr<StepResult> Trainer::Step(const HostTensor& x, const HostTensor& 
   bool found = false;
   MutexLock lock(&mu_);
   for (int64_t d = 0; d < n; ++d) {
-    const StepSignature& sig = step_plans_.at(sizes[d]).sig;
+    const StepSignature& sig = step_plans_.at(WithRows(x.type().shape, sizes[d])).sig;
     auto& out = outputs[d];
     result.loss += static_cast<double>(out.at(sig.loss).as<float>()[0]) * static_cast<double>(sizes[d]) /
                    static_cast<double>(batch);
@@ -323,7 +332,7 @@ absl::StatusOr<EvalResult> Trainer::Evaluate(const HostTensor& x, const HostTens
                                              std::shared_ptr<device::CancelToken> cancel) {
   if (auto s = CheckBatch(x, labels); !s.ok()) return s;
   const int64_t batch = x.type().shape[0];
-  auto ep = EvalPlanFor(batch);
+  auto ep = EvalPlanFor(x.type().shape);
   if (!ep.ok()) return ep.status();
   const EvalSignature& sig = ep->sig;
   std::unordered_map<std::string, HostTensor> in{{sig.x, x}, {sig.labels, labels}};

@@ -1,7 +1,8 @@
 // A model being trained on one or several devices of this server: its
 // parameters, optimizer state and running statistics (one replica per
 // device, as DDP keeps one per process), its loss scaler and step count, and
-// the step and evaluation plans per batch size (planned once, on first use).
+// the step and evaluation plans per data shape (planned once, on first use:
+// the last, smaller batch of an epoch or a new sequence length is one more).
 //
 // A step splits the global batch evenly over the devices (the first B % n get
 // one row more); each device runs the step graph (step_graph.h) on its shard
@@ -105,17 +106,17 @@ class Trainer {
     std::shared_ptr<const graph::Plan> plan;
     EvalSignature sig;
   };
-  absl::StatusOr<const StepPlan*> StepPlanFor(int64_t batch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(step_mu_);
-  absl::StatusOr<EvalPlan> EvalPlanFor(int64_t batch) ABSL_LOCKS_EXCLUDED(eval_mu_);
+  absl::StatusOr<const StepPlan*> StepPlanFor(const graph::Shape& x) ABSL_EXCLUSIVE_LOCKS_REQUIRED(step_mu_);
+  absl::StatusOr<EvalPlan> EvalPlanFor(const graph::Shape& x) ABSL_LOCKS_EXCLUDED(eval_mu_);
   absl::Status CheckBatch(const graph::HostTensor& x, const graph::HostTensor& labels) const;
   // Runs plans[d] on device d, all at once, as one data-parallel step.
   absl::StatusOr<std::vector<graph::ExecResult>> RunOnDevices(
       const std::vector<std::shared_ptr<const graph::Plan>>& plans, std::vector<std::vector<graph::HostTensor>> inputs,
       bool profile, std::shared_ptr<device::CancelToken> cancel) ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Batch sizes whose plans are kept (a client may send any): past this the
-  // cache starts again, so a step plans at most two more (its shard sizes).
-  static constexpr size_t kMaxPlannedBatchSizes = 8;
+  // Data shapes whose plans are kept (a client may send any): past this the
+  // cache starts again, so a step plans at most two more (its shard shapes).
+  static constexpr size_t kMaxPlannedShapes = 8;
 
   const ModelSpec spec_;
   const TrainConfig config_;
@@ -124,9 +125,9 @@ class Trainer {
   // Held by a step from its start to its commit (device work included), and
   // by Restore: steps run in order. Taken before mu_.
   Mutex step_mu_;
-  std::map<int64_t, StepPlan> step_plans_ ABSL_GUARDED_BY(step_mu_);
+  std::map<graph::Shape, StepPlan> step_plans_ ABSL_GUARDED_BY(step_mu_);
   Mutex eval_mu_;  // the evaluation plans only
-  std::map<int64_t, EvalPlan> eval_plans_ ABSL_GUARDED_BY(eval_mu_);
+  std::map<graph::Shape, EvalPlan> eval_plans_ ABSL_GUARDED_BY(eval_mu_);
   mutable Mutex mu_;  // the state below: never held across device work
   std::vector<Replica> replicas_ ABSL_GUARDED_BY(mu_);
   LossScaler scaler_ ABSL_GUARDED_BY(mu_);

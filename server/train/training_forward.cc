@@ -1,5 +1,6 @@
 #include "server/train/training_forward.h"
 
+#include <algorithm>
 #include <memory>
 #include <set>
 #include <vector>
@@ -19,12 +20,35 @@ std::string RatioOf(const v1::Node& node, GraphEditor& g) {
 
 }  // namespace
 
-absl::StatusOr<ForwardIO> MakeForward(const ModelSpec& spec, int64_t batch, bool training, v1::Graph& out) {
-  if (batch != kDeclaredShapes && batch < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("batch size ", batch, " must be >= 1"));
+absl::Status CheckDataShape(const ModelSpec& spec, const graph::Shape& x) {
+  const v1::ValueInfo& in = spec.graph.inputs(0);
+  bool fits = static_cast<int>(x.size()) == in.shape_size() && !x.empty() && x[0] >= 1;
+  for (int d = 1; fits && d < in.shape_size(); ++d) fits = in.shape(d) < 0 ? x[d] >= 1 : x[d] == in.shape(d);
+  if (fits) return absl::OkStatus();
+  std::string want = "[B";
+  for (int d = 1; d < in.shape_size(); ++d) {
+    absl::StrAppend(&want, ", ", in.shape(d) < 0 ? std::string("any") : absl::StrCat(in.shape(d)));
+  }
+  return absl::InvalidArgumentError(absl::StrCat("the batch \"", in.name(), "\" must be FLOAT32 ", want,
+                                                 "] (B >= 1), got ", graph::ShapeToString(x)));
+}
+
+bool OnlyTheBatchIsDynamic(const ModelSpec& spec) {
+  const auto& dims = spec.graph.inputs(0).shape();
+  return std::all_of(dims.begin() + std::min(1, dims.size()), dims.end(), [](int64_t d) { return d >= 0; });
+}
+
+absl::StatusOr<ForwardIO> MakeForward(const ModelSpec& spec, const std::optional<graph::Shape>& x, bool training,
+                                      v1::Graph& out) {
+  if (x.has_value()) {
+    if (auto s = CheckDataShape(spec, *x); !s.ok()) return s;
   }
   out = spec.graph;
-  if (batch != kDeclaredShapes) out.mutable_inputs(0)->set_shape(0, batch);
+  if (x.has_value()) {
+    auto* dims = out.mutable_inputs(0)->mutable_shape();
+    dims->Clear();
+    for (int64_t d : *x) dims->Add(d);
+  }
   // Parameters and running statistics: initializers -> inputs.
   std::set<std::string> lifted(spec.params.begin(), spec.params.end());
   lifted.insert(spec.buffers.begin(), spec.buffers.end());

@@ -20,6 +20,7 @@ import torch.nn.functional as F
 import op_cases
 from dropout_mask import dropout_mask
 from op_cases import FLOATS, OUT, POOL_GEOMETRIES, case, cube, rand
+from rnn_reference import onnx_rnn
 
 aten = torch.ops.aten
 
@@ -146,6 +147,59 @@ for dt in FLOATS:
         if i == 0:
             case("ConvGradWeightsOnly_%s" % dt.__name__, "ConvGrad", {"dy": dy, "x": x, "w": w}, {"dw": out(gw, dt)},
                  attrs=attrs)
+
+# ---- LSTMGrad, GRUGrad: torch.autograd through rnn_reference.py (fp16 GEMM operands and gradients) -----
+RNN_GRADS = [  # kind, seq, batch, input, hidden, direction, initial states, sequence_lens, attrs, grads given, outputs
+    ("LSTM", 4, 3, 5, 6, "forward", True, None, {}, "YHC", 7),
+    ("LSTM", 5, 3, 4, 5, "bidirectional", True, [5, 2, 0], {"peepholes": True}, "Y", 7),
+    ("LSTM", 3, 2, 3, 4, "reverse", False, [3, 1], {"clip": 0.5}, "HC", 4),
+    ("GRU", 4, 3, 5, 6, "bidirectional", True, [4, 1, 3], {"linear_before_reset": 1}, "YH", 5),
+    ("GRU", 5, 2, 3, 5, "forward", True, None, {"clip": 0.6}, "YH", 5),
+    ("GRU", 3, 3, 4, 4, "reverse", False, [2, 3, 1], {}, "H", 2),
+]
+for dt in FLOATS:
+    for i, (kind, seq, batch, inp, hid, direction, init, lens, extra, given, n_out) in enumerate(RNN_GRADS):
+        G, dirs = (4 if kind == "LSTM" else 3), (2 if direction == "bidirectional" else 1)
+        attrs = {"hidden_size": hid, "direction": direction}
+        attrs.update({k: v for k, v in extra.items() if k != "peepholes"})
+        arrays = {"x": rand((seq, batch, inp), dt, -1, 1), "W": rand((dirs, G * hid, inp), dt, -0.7, 0.7),
+                  "R": rand((dirs, G * hid, hid), dt, -0.7, 0.7), "B": rand((dirs, 2 * G * hid), dt, -0.5, 0.5)}
+        names = ["x", "W", "R", "B", "lens" if lens else ""]
+        states = ["h0", "c0"] if kind == "LSTM" else ["h0"]
+        for k in states:
+            if init:
+                arrays[k] = rand((dirs, batch, hid), dt, -1, 1)
+            names.append(k if init else "")
+        if kind == "LSTM":
+            if extra.get("peepholes"):
+                arrays["p"] = rand((dirs, 3 * hid), dt, -1, 1)
+            names.append("p" if "p" in arrays else "")
+        leaves = {k: f64(v).requires_grad_() for k, v in arrays.items()}
+        # An omitted initial state or P is zeros: its gradient is taken there.
+        slots = ["x", "W", "R", "B", "lens"] + states + (["p"] if kind == "LSTM" else [])
+        shapes = {"h0": (dirs, batch, hid), "c0": (dirs, batch, hid), "p": (dirs, 3 * hid)}
+        for k in slots[5:]:
+            if k not in leaves:
+                leaves[k] = torch.zeros(shapes[k], dtype=torch.float64, requires_grad=True)
+        ins = [leaves[k] for k in slots[:4]] + [torch.tensor(lens) if lens else None] + [leaves[k] for k in slots[5:]]
+        outs = onnx_rnn(kind, ins, attrs)
+        loss = 0
+        grad_names = ["dY", "dY_h", "dY_c"][:len(outs)]
+        for k, (o, g) in enumerate(zip(outs, grad_names)):
+            if "YHC"[k] in given:
+                arrays[g] = rand(tuple(o.shape), dt, -1, 1)
+                loss = loss + (o * f64(arrays[g])).sum()
+            names.append(g if "YHC"[k] in given else "")
+        wrt = slots[:4] + slots[5:]
+        grads = torch.autograd.grad(loss, [leaves[k] for k in wrt])
+        out_names = ["dx", "dW", "dR", "dB", "dh0", "dc0", "dP"][:n_out]
+        refs = {o: out(g, dt) for o, g in zip(out_names, grads)}
+        while names[-1] == "":
+            names.pop()
+        inputs = {k: arrays[k] for k in names if k and k != "lens"}
+        inits = {"lens": np.array(lens, np.int32)} if lens else {}
+        case("%sGrad_%s_%d" % (kind, dt.__name__, i), kind + "Grad", inputs, refs, attrs=attrs, inits=inits,
+             node_inputs=names)
 
 # ---- GatherGrad (embedding tables) ---------------------------------------------------------------
 for dt in FLOATS:

@@ -17,6 +17,7 @@ import torch.nn.functional as F
 
 import op_cases
 from op_cases import FLOATS, OUT, POOL_GEOMETRIES, back, case, cube, rand, rng, t  # noqa: F401
+from rnn_reference import onnx_rnn, torch_to_onnx_gates
 
 # ---- binary elementwise with broadcasting ------------------------------------
 BINARY_SHAPES = [((3, 5), (3, 5)), ((2, 1, 7), (4, 1)), ((1,), (6,)), ((), (3, 2)), ((3, 4099), (4099,)),
@@ -655,69 +656,17 @@ for dt in FLOATS:
         case("Einsum_%s_vector_%d" % (n, i), "Einsum", dict(zip(names, xs)),
              {"y": np.array(back(torch.einsum(eq, *[t(x) for x in xs]), dt))}, attrs={"equation": eq})
 
-# ---- LSTM and GRU: torch's recurrence in float64 with the Cube's operands rounded to fp16 ----------------
-def onnx_rnn(kind, x, W, R, B, h0, c0, reverse_dirs, lbr, lens, rounded):
-    """ONNX's LSTM (gates i, o, f, c) / GRU (z, r, h) in float64 torch ops; rounded: the GEMM operands
-    (x, W, R and each step's h, or r . h) rounded to fp16 as the Cube rounds them."""
-    op = cube if rounded else (lambda a: torch.from_numpy(np.asarray(a, np.float64)))
-    rnd = (lambda v: torch.from_numpy(v.numpy().astype(np.float16).astype(np.float64))) if rounded else (lambda v: v)
-    seq, batch, _ = x.shape
-    dirs, gw, hid = R.shape
-    ys = torch.zeros(seq, dirs, batch, hid, dtype=torch.float64)
-    hn, cn = [], []
-    for d in range(dirs):
-        Wb = torch.from_numpy(B[d, :gw].astype(np.float64)) if B is not None else torch.zeros(gw, dtype=torch.float64)
-        Rb = torch.from_numpy(B[d, gw:].astype(np.float64)) if B is not None else torch.zeros(gw, dtype=torch.float64)
-        xw = op(x).reshape(seq * batch, -1) @ op(W[d]).T
-        xw = xw.reshape(seq, batch, gw) + Wb
-        Rd = op(R[d])
-        h = torch.from_numpy(h0[d].astype(np.float64)) if h0 is not None else torch.zeros(batch, hid, dtype=torch.float64)
-        c = torch.from_numpy(c0[d].astype(np.float64)) if c0 is not None else torch.zeros(batch, hid, dtype=torch.float64)
-        steps = range(seq - 1, -1, -1) if reverse_dirs[d] else range(seq)
-        for t in steps:
-            active = torch.tensor([t < lens[b] for b in range(batch)]).reshape(batch, 1)
-            if kind == "LSTM":
-                g = xw[t] + rnd(h) @ Rd.T + Rb
-                i, o, f, cc = g[:, :hid].sigmoid(), g[:, hid:2 * hid].sigmoid(), g[:, 2 * hid:3 * hid].sigmoid(), \
-                    g[:, 3 * hid:].tanh()
-                c_new = f * c + i * cc
-                h_new = o * c_new.tanh()
-                c = torch.where(active, c_new, c)
-            else:
-                zr = xw[t, :, :2 * hid] + rnd(h) @ Rd[:2 * hid].T + Rb[:2 * hid]
-                z, r = zr[:, :hid].sigmoid(), zr[:, hid:].sigmoid()
-                if lbr:
-                    n = (xw[t, :, 2 * hid:] + r * (rnd(h) @ Rd[2 * hid:].T + Rb[2 * hid:])).tanh()
-                else:
-                    n = (xw[t, :, 2 * hid:] + rnd(r * h) @ Rd[2 * hid:].T + Rb[2 * hid:]).tanh()
-                h_new = (1 - z) * n + z * h
-            h = torch.where(active, h_new, h)
-            ys[t, d] = torch.where(active, h, torch.zeros_like(h))
-        hn.append(h)
-        cn.append(c)
-    return ys, torch.stack(hn), torch.stack(cn)
-
-
-def torch_to_onnx_gates(w, kind):
-    """torch's gate blocks (LSTM i, f, g, o; GRU r, z, n) in ONNX's order (i, o, f, c; z, r, h)."""
-    blocks = np.split(w, 4 if kind == "LSTM" else 3, axis=0)
-    order = [0, 3, 1, 2] if kind == "LSTM" else [1, 0, 2]
-    return np.concatenate([blocks[k] for k in order], axis=0)
-
-
-# The recurrence above is torch's own: nn.LSTM / nn.GRU (float64) against it without rounding.
+# ---- LSTM and GRU: ONNX's recurrence in float64 with the Cube's operands rounded to fp16 (rnn_reference.py) ---
+# The recurrence is torch's own: nn.LSTM / nn.GRU (float64) against it without rounding.
 for kind, module in (("LSTM", torch.nn.LSTM), ("GRU", torch.nn.GRU)):
     m = module(3, 4, bidirectional=True).double()
     xx = torch.randn(5, 2, 3, dtype=torch.float64)
     out = m(xx)[0].detach()
-    Ws, Rs, Bs = [], [], []
-    for sfx in ("", "_reverse"):
-        Ws.append(torch_to_onnx_gates(getattr(m, "weight_ih_l0" + sfx).detach().numpy(), kind))
-        Rs.append(torch_to_onnx_gates(getattr(m, "weight_hh_l0" + sfx).detach().numpy(), kind))
-        Bs.append(np.concatenate([torch_to_onnx_gates(getattr(m, "bias_ih_l0" + sfx).detach().numpy(), kind),
-                                  torch_to_onnx_gates(getattr(m, "bias_hh_l0" + sfx).detach().numpy(), kind)]))
-    ys, _, _ = onnx_rnn(kind, xx.numpy(), np.stack(Ws), np.stack(Rs), np.stack(Bs), None, None, [False, True], 1,
-                        [5, 5], False)
+    params = [[torch_to_onnx_gates(getattr(m, name + "_l0" + sfx).detach(), kind) for sfx in ("", "_reverse")]
+              for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+    ys = onnx_rnn(kind, [xx, torch.stack(params[0]), torch.stack(params[1]),
+                         torch.cat([torch.stack(params[2]), torch.stack(params[3])], 1)],
+                  {"direction": "bidirectional", "linear_before_reset": 1}, rounded=False)[0]
     mine = ys.permute(0, 2, 1, 3).reshape(5, 2, 8)
     assert (mine - out).abs().max().item() < 1e-12, (kind, (mine - out).abs().max().item())
 
@@ -740,8 +689,11 @@ for dt in FLOATS:
         B = rand((dirs, 2 * G * hid), dt, -0.5, 0.5) if has_b else None
         h0 = rand((dirs, batch, hid), dt, -1, 1) if has_init else None
         c0 = rand((dirs, batch, hid), dt, -1, 1) if has_init and kind == "LSTM" else None
-        rev = [direction == "reverse", True][:dirs] if dirs == 2 else [direction == "reverse"]
-        ys, hn, cn = onnx_rnn(kind, x, W, R, B, h0, c0, rev, lbr, lens or [seq] * batch, True)
+        given = [torch.from_numpy(np.asarray(v, np.float64)) if v is not None else None for v in (x, W, R, B)]
+        given += [torch.tensor(lens) if lens else None] + [
+            torch.from_numpy(np.asarray(v, np.float64)) if v is not None else None for v in (h0, c0)]
+        ref = onnx_rnn(kind, given, {"direction": direction, "linear_before_reset": lbr})
+        ys, hn, cn = (ref + [None])[:3]
         inputs, inits = {"x": x}, {"W": W, "R": R}
         names = ["x", "W", "R"]
         for name, v in (("B", B), ("lens", np.array(lens, np.int32) if lens else None), ("h0", h0), ("c0", c0)):
@@ -754,9 +706,9 @@ for dt in FLOATS:
                 names.append(name)
         while names[-1] == "":
             names.pop()
-        outs = {"y": ys.numpy().astype(dt), "y_h": hn.numpy().astype(dt)}
+        outs = {"y": ys.detach().numpy().astype(dt), "y_h": hn.detach().numpy().astype(dt)}
         if kind == "LSTM":
-            outs["y_c"] = cn.numpy().astype(dt)
+            outs["y_c"] = cn.detach().numpy().astype(dt)
         attrs = {"hidden_size": hid, "direction": direction}
         if kind == "GRU":
             attrs["linear_before_reset"] = lbr

@@ -41,6 +41,10 @@ constexpr Tolerance kRecurrent{1e-5, 1e-5, 1e-3, 1e-3,
                                "as the Cube's: the reference rounds each GEMM's operands (x, W, R, every step's h) "
                                "to fp16 and runs the recurrence in float64; the gates in fp32"};
 
+constexpr Tolerance kRecurrentGrad{1e-5, 1e-5, 1e-3, 1e-3,
+                                   "the same reference under torch.autograd, the Cube's gradients (dA) rounded to "
+                                   "fp16 as its operands; the gates' gradients in fp32 against float64"};
+
 inline const std::map<std::string, Tolerance>& ToleranceTable() {
   static const auto* table = new std::map<std::string, Tolerance>{
       {"Abs", kExact}, {"Neg", kExact}, {"Relu", kExact}, {"Max", kExact}, {"Min", kExact},
@@ -75,6 +79,7 @@ inline const std::map<std::string, Tolerance>& ToleranceTable() {
       {"GeluGrad", kTranscendental}, {"SoftmaxGrad", kRowNorm}, {"LogSoftmaxGrad", kRowNorm},
       {"LayerNormalizationGrad", kRowNorm}, {"BatchNormalizationGrad", kRowNorm},
       {"MaxPoolGrad", kReduction}, {"AveragePoolGrad", kReduction}, {"ConvGrad", kCube}, {"GatherGrad", kReduction},
+      {"LSTMGrad", kRecurrentGrad}, {"GRUGrad", kRecurrentGrad},
       {"SeededDropout", kIeee}, {"DropoutGrad", kIeee},
       {"SoftmaxCrossEntropyLoss", kRowNorm}, {"SoftmaxCrossEntropyLossGrad", kRowNorm},
       {"SGDUpdate", kOptimizer}, {"AdamUpdate", kOptimizer}, {"NPUGetFloatStatus", kExact}, {"HcclAllReduce", kExact},

@@ -35,7 +35,8 @@ namespace fs = std::filesystem;
 std::vector<fs::path> CaseDirs() {
   static const std::vector<fs::path> dirs = [] {
     const fs::path src = fs::path(NPU_SOURCE_DIR) / "tests/graph";
-    const std::vector<fs::path> helpers = {src / "op_cases.py", src / "dropout_mask.py"};
+    const std::vector<fs::path> helpers = {src / "op_cases.py", src / "dropout_mask.py", src / "rnn_reference.py",
+                                           src / "cube_rounding.py"};
     return std::vector<fs::path>{
         npu::testing::GeneratedDir(src / "make_op_cases.py", fs::path(NPU_BINARY_DIR) / "op_cases", helpers),
         npu::testing::GeneratedDir(src / "make_grad_op_cases.py", fs::path(NPU_BINARY_DIR) / "grad_op_cases",

@@ -151,7 +151,7 @@ std::vector<Case> Cases() {
   bad("ConvTranspose", "scalar",
       [] { return OneNode("ConvTranspose").Input("x", v1::FLOAT32, {}, {1}).Input("w", v1::FLOAT32, {}, {1}); },
       "only 1-D and 2-D");
-  for (const std::string op : {"LSTM", "GRU"}) {
+  for (const std::string op : {"LSTM", "GRU", "LSTMGrad", "GRUGrad"}) {
     bad(op, "scalar", [op] {
       return OneNode(op).Input("x", v1::FLOAT32, {}, {1}).Input("w", v1::FLOAT32, {}, {1}).Input("r", v1::FLOAT32, {}, {1});
     }, "must be [seq, batch, input]");

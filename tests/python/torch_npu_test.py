@@ -21,7 +21,9 @@ import sys
 import tempfile
 import textwrap
 import unittest
+import warnings
 
+import numpy as np
 import torch
 
 ARGS = None
@@ -339,12 +341,34 @@ class Training(unittest.TestCase):
         with torch.no_grad():  # and in inference, fused
             self.assert_close(npu.eval()(x), host.eval()(x), "inference output")
 
-    def test_the_trainer_trains_a_transformer_layer_exported_with_a_dynamic_batch(self):
-        # npu train's path (CreateTrainer/Step): the step graph binds the batch, then folds the export's shape
-        # computations (Shape -> ConstantOfShape / Slice operands), which were refused as not constant before.
+    def test_stacked_bidirectional_lstm_and_gru_differentiate_as_torch_does(self):
+        # nn.LSTM (2 layers, bidirectional, batch_first: Transposes around one LSTM node per layer) into nn.GRU
+        # (linear_before_reset = 1), its sequence output and its final state both reaching the loss.
+        torch.manual_seed(9)
+
+        class Recurrent(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lstm = torch.nn.LSTM(5, 8, num_layers=2, bidirectional=True, batch_first=True)
+                self.gru = torch.nn.GRU(16, 6)
+                self.head = torch.nn.Linear(6, 3)
+
+            def forward(self, x):
+                y, _ = self.lstm(x)
+                z, h = self.gru(y.transpose(0, 1))
+                return self.head(z) + self.head(h)
+
+        self.check_gradients(Recurrent(), torch.randn(3, 7, 5), torch.randn(7, 3, 3))
+
+    def test_the_trainer_trains_models_exported_with_dynamic_batch_and_sequence_axes(self):
+        # npu train's path (CreateTrainer/Step): each step's data shape (its batch and sequence length) binds the
+        # export's dynamic axes, as inference binds them, and the shape computations fold (a transformer's
+        # reshapes, the LSTM's and GRU's zero initial states). A new shape is a new plan, kept for the next step
+        # of that shape: a longer sequence, the epoch's last, smaller batch. Each step's loss is torch's, step
+        # after step of the same SGD.
         import npuserve
 
-        class Classifier(torch.nn.Module):
+        class Transformer(torch.nn.Module):
             def __init__(self):
                 super().__init__()
                 self.enc = torch.nn.TransformerEncoderLayer(16, 2, 32, batch_first=True, dropout=0.0)
@@ -353,19 +377,42 @@ class Training(unittest.TestCase):
             def forward(self, x):
                 return self.fc(self.enc(x).mean(1))
 
-        torch.manual_seed(7)
-        model = Classifier()
-        onnx_bytes = io.BytesIO()
-        torch.onnx.export(model, (torch.randn(4, 5, 16),), onnx_bytes, input_names=["x"], output_names=["y"],
-                          dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}}, opset_version=17,
-                          training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
-        x, labels = torch.randn(8, 5, 16), torch.randint(0, 3, (8,))
-        with npuserve.connect(SERVER[1]) as client:
-            trainer = client.trainer(onnx_bytes.getvalue(), loss="cross_entropy", optimizer="sgd", lr=0.1)
-            losses = [trainer.step(x.numpy(), labels.numpy()).loss for _ in range(3)]
-        want = torch.nn.functional.cross_entropy(model(x), labels).item()
-        self.assertAlmostEqual(losses[0], want, delta=2e-3 * want)
-        self.assertLess(losses[2], losses[0])
+        class Recurrent(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lstm = torch.nn.LSTM(16, 12, batch_first=True, bidirectional=True)
+                self.gru = torch.nn.GRU(24, 10, batch_first=True)
+                self.fc = torch.nn.Linear(10, 3)
+
+            def forward(self, x):
+                y, _ = self.gru(self.lstm(x)[0])
+                return self.fc(y[:, -1])
+
+        for model_class in (Transformer, Recurrent):
+            with self.subTest(model_class.__name__):
+                torch.manual_seed(7)
+                model = model_class()
+                onnx_bytes = io.BytesIO()
+                with warnings.catch_warnings():  # the tracer's notes on the RNNs' shape checks
+                    warnings.simplefilter("ignore")
+                    torch.onnx.export(model, (torch.randn(4, 5, 16),), onnx_bytes, input_names=["x"],
+                                      output_names=["y"], dynamic_axes={"x": {0: "batch", 1: "seq"},
+                                                                        "y": {0: "batch"}},
+                                      opset_version=17, training=torch.onnx.TrainingMode.TRAINING,
+                                      do_constant_folding=False)
+                opt = torch.optim.SGD(model.parameters(), lr=0.1)
+                with npuserve.connect(SERVER[1]) as client:
+                    trainer = client.trainer(onnx_bytes.getvalue(), loss="cross_entropy", optimizer="sgd", lr=0.1)
+                    for rows, seq in ((8, 5), (8, 7), (8, 5), (3, 7)):
+                        x, labels = torch.randn(rows, seq, 16), torch.randint(0, 3, (rows,))
+                        got = trainer.step(x.numpy(), labels.numpy()).loss
+                        opt.zero_grad()
+                        want = torch.nn.functional.cross_entropy(model(x), labels)
+                        want.backward()
+                        opt.step()
+                        self.assertAlmostEqual(got, want.item(), delta=4e-3 * want.item(), msg=(rows, seq))
+                    with self.assertRaisesRegex(npuserve.NpuError, r'"x" must be FLOAT32 \[B, any, 16\]'):
+                        trainer.step(np.zeros((2, 5, 15), np.float32), np.zeros(2, np.int64))
 
     def test_training_follows_torch_and_uploads_only_what_changed(self):
         host = train_cnn().train()

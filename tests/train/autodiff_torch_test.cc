@@ -47,7 +47,10 @@ fs::path CaseDir() {
 fs::path OpCaseDir() {
   static const fs::path dir = npu::testing::GeneratedDir(
       fs::path(NPU_SOURCE_DIR) / "tests/train/make_op_grad_cases.py", fs::path(NPU_BINARY_DIR) / "op_grad_cases",
-      {fs::path(NPU_SOURCE_DIR) / "tests/train/graph_reference.py", fs::path(NPU_SOURCE_DIR) / "tests/graph/op_cases.py"});
+      {fs::path(NPU_SOURCE_DIR) / "tests/train/graph_reference.py",
+       fs::path(NPU_SOURCE_DIR) / "tests/train/graph_reference_nn.py",
+       fs::path(NPU_SOURCE_DIR) / "tests/graph/rnn_reference.py", fs::path(NPU_SOURCE_DIR) / "tests/graph/cube_rounding.py",
+       fs::path(NPU_SOURCE_DIR) / "tests/graph/op_cases.py"});
   return dir;
 }
 

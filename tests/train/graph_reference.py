@@ -12,39 +12,8 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "graph"))
+from cube_rounding import g16, r16  # noqa: E402,F401 (graph_reference_nn reads them here)
 from op_cases import NP_TO_NPU, attr_json, tensor_json  # noqa: E402
-
-
-class _Round(torch.autograd.Function):
-    """Forward: round to fp16 (the Cube's operand); backward: straight through."""
-
-    @staticmethod
-    def forward(ctx, x):
-        return x.to(torch.float16).to(torch.float64)
-
-    @staticmethod
-    def backward(ctx, g):
-        return g
-
-
-class _RoundGrad(torch.autograd.Function):
-    """Forward: identity; backward: the gradient rounded to fp16 (a Cube operand)."""
-
-    @staticmethod
-    def forward(ctx, x):
-        return x.clone()
-
-    @staticmethod
-    def backward(ctx, g):
-        return g.to(torch.float16).to(torch.float64)
-
-
-def r16(x):
-    return _Round.apply(x)
-
-
-def g16(x):
-    return _RoundGrad.apply(x)
 
 
 def attr(node, name, default=None):

@@ -3,7 +3,8 @@ graph_reference.py leaves to this file: ConvTranspose (any pads, auto_pad,
 output_padding, output_shape), InstanceNormalization, GroupNormalization
 (per-channel or opset 18's per-group affine), TopK and Resize (nearest and
 linear, each coordinate transformation, through per-axis interpolation
-matrices built from the spec's formulas)."""
+matrices built from the spec's formulas); LSTM and GRU are
+tests/graph/rnn_reference.py's."""
 import math
 
 import numpy as np
@@ -129,4 +130,7 @@ def evaluate_nn(n, op, ins):
         return [v, i]
     if op == "Resize":
         return _resize(n, x, ins[2] if len(ins) > 2 else None, ins[3] if len(ins) > 3 else None)
+    if op in ("LSTM", "GRU"):
+        from rnn_reference import onnx_rnn
+        return onnx_rnn(op, ins, n.get("attrs", {}))
     return None

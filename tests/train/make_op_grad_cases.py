@@ -226,4 +226,47 @@ for v, (shape, attrs, scales, sizes) in enumerate([
     ins = ["x", "", "scales"] if scales else ["x", "", "", "sizes"]
     case("resize_%d" % v, [node("op", "Resize", ins, ["y"], **attrs)], {"x": f32(*shape)}, consts=consts)
 
+
+# ---- LSTM and GRU (graph_reference_rnn.py) ---------------------------------------------------
+def rnn_case(name, op, direction="forward", lens=False, init=True, peepholes=False, outputs="all", **attrs):
+    gates, n_dirs = (4 if op == "LSTM" else 3), (2 if direction == "bidirectional" else 1)
+    seq, batch, width, hidden = dims(2, 6, 1)[0], dims(2, 4, 1)[0], dims(2, 6, 1)[0], dims(2, 6, 1)[0]
+    params = {"X": f32(seq, batch, width), "W": f32(n_dirs, gates * hidden, width, lo=-0.7, hi=0.7),
+              "R": f32(n_dirs, gates * hidden, hidden, lo=-0.7, hi=0.7), "B": f32(n_dirs, 2 * gates * hidden)}
+    data, ins = {}, ["X", "W", "R", "B", ""]  # ("r" weighs the loss)
+    if lens:  # one row runs every step, the others stop earlier (or never start)
+        data["lens"] = np.array([seq] + [int(v) for v in rng.integers(0, seq, batch - 1)], np.int32)
+        ins[4] = "lens"
+    states = ["h0", "c0"] if op == "LSTM" else ["h0"]
+    for k in states:
+        if init:
+            params[k] = f32(n_dirs, batch, hidden)
+        ins.append(k if init else "")
+    if peepholes:
+        params["p"] = f32(n_dirs, 3 * hidden)
+        ins.append("p")
+    outs = ["Y", "Y_h", "Y_c"][:len(states) + 1]
+    if outputs == "Y":
+        outs = ["y"]
+    elif outputs == "Y_h":
+        outs = ["Y", "y"]
+    nodes = [node("op", op, ins, outs, direction=direction, hidden_size=hidden, **attrs)]
+    if outputs == "all":  # every output reaches the loss: y = Concat(Y, Y_h, Y_c) along the sequence
+        for k in outs[1:]:
+            nodes.append(node("unsq_" + k, "Unsqueeze", [k, "axis0"], [k + "1"]))
+        nodes.append(node("cat", "Concat", ["Y"] + [k + "1" for k in outs[1:]], ["y"], axis=0))
+    while ins[-1] == "":
+        ins.pop()
+    case(name, nodes, params, data, consts={"axis0": ints([0])} if outputs == "all" else None)
+
+
+rnn_case("lstm", "LSTM")
+rnn_case("lstm_bidirectional_lens_peepholes", "LSTM", "bidirectional", lens=True, peepholes=True)
+rnn_case("lstm_reverse_clip", "LSTM", "reverse", lens=True, init=False, clip=0.6)
+rnn_case("lstm_y_h_only", "LSTM", outputs="Y_h", init=False)
+rnn_case("gru_torch_bidirectional_lens", "GRU", "bidirectional", lens=True, linear_before_reset=1)
+rnn_case("gru", "GRU")
+rnn_case("gru_reverse_clip_lens", "GRU", "reverse", lens=True, clip=0.6)
+rnn_case("gru_torch_y_only", "GRU", outputs="Y", init=False, linear_before_reset=1)
+
 print("wrote %d cases to %s" % (dirs.count, OUT))

@@ -38,6 +38,14 @@ v1::Tensor RandomTensor(std::vector<int64_t> shape, float scale, std::mt19937& r
 }
 
 // x [B, 16] -> Gemm -> BatchNorm -> Relu -> Gemm -> logits [B, 4].
+// The model's data shape for batches of `rows`.
+graph::Shape DataShape(const ModelSpec& spec, int64_t rows) {
+  const auto& dims = spec.graph.inputs(0).shape();
+  graph::Shape x(dims.begin(), dims.end());
+  x[0] = rows;
+  return x;
+}
+
 ModelSpec SmallModel(float weight_scale = 0.3f) {
   std::mt19937 rng(7);
   v1::Graph g;
@@ -183,7 +191,7 @@ TEST(MixedPrecisionTest, ATrainersFloatModeOverridesThePresets) {
 
 TEST(MixedPrecisionTest, O1CastsAroundTheCubeOpsOnly) {
   const ModelSpec spec = SmallModel();
-  auto step = BuildStepGraph(spec, Config(AmpLevel::kO1, {}), 8, DeviceFor("ascend910").preset());
+  auto step = BuildStepGraph(spec, Config(AmpLevel::kO1, {}), DataShape(spec, 8), DeviceFor("ascend910").preset());
   ASSERT_TRUE(step.ok()) << step.status();
   int casts = 0;
   for (const auto& n : step->graph.nodes()) {
@@ -269,7 +277,7 @@ TEST(MixedPrecisionTest, SaturatedGradientsWithoutAnyInfRaiseTheFloatStatus) {
   // stay finite, so an isinf/isnan check finds nothing; the float status does.
   const ModelSpec spec = SmallModel();
   const device::Device& dev = DeviceFor("ascend910");
-  auto step = BuildStepGraph(spec, Config(AmpLevel::kO2, {}), 8, dev.preset());
+  auto step = BuildStepGraph(spec, Config(AmpLevel::kO2, {}), DataShape(spec, 8), dev.preset());
   ASSERT_TRUE(step.ok()) << step.status();
   // Also return the fp16 gradient of w1 (what the update reads).
   std::string grad_w1;

@@ -12,7 +12,7 @@
 namespace npu::graph::ops {
 namespace {
 
-constexpr int kX = 0, kW = 1, kR = 2, kB = 3, kSeqLens = 4;
+constexpr int kX = kRnnX, kW = kRnnW, kR = kRnnR, kB = kRnnB, kSeqLens = kRnnSeqLens;
 
 const TensorType* Optional(const InferContext& c, int i) {
   return static_cast<int>(c.inputs.size()) > i ? c.inputs[static_cast<size_t>(i)] : nullptr;
@@ -26,12 +26,13 @@ absl::Status ExpectShape(const InferContext& c, int i, const Shape& want) {
 
 }  // namespace
 
-absl::Status PlanRnn(InferContext& c, int64_t gates, int64_t passes, RnnPlan& plan) {
+absl::Status PlanRnn(InferContext& c, int64_t gates, int64_t passes, int inputs, RnnPlan& plan) {
   const TensorType& x = *c.inputs[kX];
-  for (size_t i = 0; i < c.inputs.size(); ++i) {
-    if (c.inputs[i] == nullptr || static_cast<int>(i) == kSeqLens) continue;
+  const int given = std::min(inputs, static_cast<int>(c.inputs.size()));
+  for (int i = 0; i < given; ++i) {
+    if (c.inputs[i] == nullptr || i == kSeqLens) continue;
     if (!IsFloat(c.inputs[i]->dtype) || c.inputs[i]->dtype != x.dtype) {
-      return NodeError(c.node, InputLabel(c.node, static_cast<int>(i)), ": dtype ", DataTypeName(c.inputs[i]->dtype),
+      return NodeError(c.node, InputLabel(c.node, i), ": dtype ", DataTypeName(c.inputs[i]->dtype),
                        " must be FLOAT16 or FLOAT32 and match input X");
     }
   }
@@ -68,8 +69,8 @@ absl::Status PlanRnn(InferContext& c, int64_t gates, int64_t passes, RnnPlan& pl
   if (auto st = ExpectShape(c, kR, {s.dirs, gates * s.hidden, s.hidden}); !st.ok()) return st;
   if (auto st = ExpectShape(c, kB, {s.dirs, 2 * gates * s.hidden}); !st.ok()) return st;
   if (auto st = ExpectShape(c, kSeqLens, {s.batch}); !st.ok()) return st;
-  for (int i = kSeqLens + 1; i < static_cast<int>(c.inputs.size()); ++i) {  // initial_h, initial_c, P
-    const bool peephole = i == 7;
+  for (int i = kSeqLens + 1; i < given; ++i) {  // initial_h, initial_c, P
+    const bool peephole = i == kRnnPeepholes;
     if (auto st = ExpectShape(c, i, peephole ? Shape{s.dirs, 3 * s.hidden} : Shape{s.dirs, s.batch, s.hidden});
         !st.ok()) {
       return st;
@@ -130,6 +131,21 @@ absl::Status CheckSequenceLens(const RunContext& ctx, int64_t seq, int64_t batch
   return absl::OkStatus();
 }
 
+void ClipPreActivations(float clip, float* v, int64_t len, uint8_t* clipped) {
+  if (!(clip > 0)) return;
+  for (int64_t j = 0; j < len; ++j) {
+    if (clipped != nullptr) clipped[j] = v[j] < -clip || v[j] > clip;
+    v[j] = std::clamp(v[j], -clip, clip);
+  }
+}
+
+std::vector<float> LstmPeepholes(const RunContext& ctx, const RnnShape& s, int64_t d) {
+  std::vector<float> p(static_cast<size_t>(3 * s.hidden), 0.0f);
+  const HostTensor* t = static_cast<int>(ctx.inputs.size()) > kRnnPeepholes ? ctx.inputs[kRnnPeepholes] : nullptr;
+  if (t != nullptr) LoadAsFloat(*t, d * 3 * s.hidden, 1, 3 * s.hidden, p.data());
+  return p;
+}
+
 RnnDirection::RnnDirection(RunContext& ctx, const RnnPlan& plan, int64_t dir)
     : ctx_(ctx), plan_(plan), dir_(dir), reverse_(plan.s.reverse || dir == 1) {
   const RnnShape& s = plan.s;
@@ -176,6 +192,19 @@ void RnnDirection::Recurrent(const float* a, int64_t r0, int64_t cols, float* ou
   p.b = r.data() + (dir_ * s.gate_width() + r0) * s.hidden * static_cast<int64_t>(ElementSize(r.type().dtype));
   p.ldb = s.hidden, p.trans_b = true;
   p.c = out, p.ldc = cols;
+  overflow_ += RunCubeGemm(p);
+}
+
+void RnnDirection::RecurrentBack(const float* da, int64_t lda, int64_t r0, int64_t rows, float* out) {
+  const RnnShape& s = plan_.s;
+  if (s.batch == 0) return;
+  const HostTensor& r = *ctx_.inputs[kR];
+  kernels::GemmProblem p = CubeProblem(ctx_, v1::FLOAT32, r.type().dtype, v1::FLOAT32);
+  p.m = s.batch, p.n = s.hidden, p.k = rows;
+  p.a = da, p.lda = lda;
+  p.b = r.data() + (dir_ * s.gate_width() + r0) * s.hidden * static_cast<int64_t>(ElementSize(r.type().dtype));
+  p.ldb = s.hidden;
+  p.c = out, p.ldc = s.hidden;
   overflow_ += RunCubeGemm(p);
 }
 

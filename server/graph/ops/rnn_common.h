@@ -22,6 +22,10 @@
 
 namespace npu::graph::ops {
 
+// Input positions of both ops (LSTM's initial_c and P after initial_h).
+inline constexpr int kRnnX = 0, kRnnW = 1, kRnnR = 2, kRnnB = 3, kRnnSeqLens = 4, kRnnInitialH = 5, kRnnInitialC = 6,
+                     kRnnPeepholes = 7;
+
 struct RnnShape {
   int64_t seq = 0, batch = 0, input = 0, hidden = 0, dirs = 1, gates = 4;
   bool reverse = false;  // direction "reverse" (one direction, run backwards)
@@ -36,12 +40,13 @@ struct RnnPlan {
   device::OpWork work;  // the Cube's GEMMs and the gates' Vector passes (shapes alone decide them)
 };
 
-// Checks the inputs and the common attributes (direction, hidden_size, clip,
-// layout; other activations than the defaults are refused by the schema) for
-// an op of `gates` gates whose gate math takes `passes` Vector instructions
-// per hidden element and step; fills plan.s, plan.clip and plan.work.
+// Checks the first `inputs` inputs (the forward op's; a gradient op's follow)
+// and the common attributes (direction, hidden_size, clip, layout; other
+// activations than the defaults are refused by the schema) for an op of
+// `gates` gates whose gate math takes `passes` Vector instructions per hidden
+// element and step; fills plan.s, plan.clip and plan.work.
 // INVALID_ARGUMENT naming the node, input or attribute.
-absl::Status PlanRnn(InferContext& c, int64_t gates, int64_t passes, RnnPlan& plan);
+absl::Status PlanRnn(InferContext& c, int64_t gates, int64_t passes, int inputs, RnnPlan& plan);
 
 // The inputs' sequence_lens each in [0, seq], or INVALID_ARGUMENT naming the entry.
 absl::Status CheckSequenceLens(const RunContext& ctx, int64_t seq, int64_t batch);
@@ -53,11 +58,19 @@ OpDef RnnOpDef(std::string name, int max_inputs, int num_outputs, AttrDef own);
 // Y, Y_h (and Y_c when `cell_state`) for the node's outputs.
 std::vector<TensorType> RnnOutputTypes(const InferContext& c, const RnnShape& s, bool cell_state);
 
+// Clamps v[0, len) to [-clip, clip] when clip > 0; `clipped`, when given,
+// receives 1 where a value was outside (its derivative is 0), else 0.
+void ClipPreActivations(float clip, float* v, int64_t len, uint8_t* clipped);
+
+// LSTM's peepholes Pi, Po, Pf of direction d as fp32 (3 x hidden), zeros without P.
+std::vector<float> LstmPeepholes(const RunContext& ctx, const RnnShape& s, int64_t d);
+
 // One direction's run: the projections, the state, the steps.
 class RnnDirection {
  public:
   RnnDirection(RunContext& ctx, const RnnPlan& plan, int64_t dir);
 
+  int64_t index() const { return dir_; }
   // The time steps in this direction's order.
   int64_t step(int64_t i) const { return reverse_ ? plan_.s.seq - 1 - i : i; }
   // Whether batch row b runs step t (sequence_lens).
@@ -66,6 +79,9 @@ class RnnDirection {
   const float* projected(int64_t t) const { return xw_.data() + t * plan_.s.batch * plan_.s.gate_width(); }
   // out[batch, cols] = a[batch, hidden] R^T for rows [r0, r0 + cols) of R, on the Cube (a rounded to fp16).
   void Recurrent(const float* a, int64_t r0, int64_t cols, float* out);
+  // The gradient's way back: out[batch, hidden] = da[batch, rows] (row
+  // length lda) times rows [r0, r0 + rows) of R, on the Cube.
+  void RecurrentBack(const float* da, int64_t lda, int64_t r0, int64_t rows, float* out);
   // The recurrent bias of gate row j (Rb).
   float rb(int64_t j) const { return rb_[static_cast<size_t>(j)]; }
   // The initial state `input` ([dirs, batch, hidden]) of this direction, or zeros.

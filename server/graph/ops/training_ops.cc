@@ -11,6 +11,8 @@ void RegisterSoftmaxGradOps(OpRegistry& r);     // SoftmaxGrad, LogSoftmaxGrad
 void RegisterNormGradOps(OpRegistry& r);        // LayerNormalizationGrad, BatchNormalizationGrad
 void RegisterPoolGradOps(OpRegistry& r);        // MaxPoolGrad, AveragePoolGrad
 void RegisterConvGradOp(OpRegistry& r);         // ConvGrad
+void RegisterLstmGradOp(OpRegistry& r);         // LSTMGrad
+void RegisterGruGradOp(OpRegistry& r);          // GRUGrad
 void RegisterGatherGradOp(OpRegistry& r);       // GatherGrad
 void RegisterDropoutOps(OpRegistry& r);         // SeededDropout, DropoutGrad
 void RegisterLossOps(OpRegistry& r);            // SoftmaxCrossEntropyLoss(+Grad)
@@ -24,6 +26,8 @@ void RegisterTrainingOps(OpRegistry& r) {
   RegisterNormGradOps(r);
   RegisterPoolGradOps(r);
   RegisterConvGradOp(r);
+  RegisterLstmGradOp(r);
+  RegisterGruGradOp(r);
   RegisterGatherGradOp(r);
   RegisterDropoutOps(r);
   RegisterLossOps(r);
