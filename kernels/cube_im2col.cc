@@ -22,13 +22,27 @@ namespace {
 // for a 1x1 stride-1 convolution without padding, of one image).
 struct Segment {
   int64_t r0 = 0, len = 0;  // rows [r0, r0 + len) of the sliver
-  int64_t image = 0, oy = 0, ox = 0;  // the first pixel
+  int64_t image = 0, oz = 0, oy = 0, ox = 0;  // the first pixel
 };
 
-// A 1x1, stride-1, unpadded convolution reads each input plane as it is, so a
-// run of pixels is a run of input elements even across output rows.
+// A 1x1(x1), stride-1, unpadded convolution reads each input volume as it is,
+// so a run of pixels is a run of input elements even across output rows.
 bool IsFlat(const Im2ColGeometry& g) {
-  return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 && g.oh == g.h && g.ow == g.w;
+  return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 && g.oh == g.h && g.ow == g.w &&
+         g.kd == 1 && g.sd == 1 && g.pf == 0 && g.od == g.d;
+}
+
+// The input plane depth tap kz of output plane oz reads (offset within a
+// channel's volume), or -1 in the depth padding.
+int64_t PlaneAt(const Im2ColGeometry& g, int64_t oz, int64_t kz) {
+  const int64_t iz = oz * g.sd - g.pf + kz * g.dd;
+  return iz >= 0 && iz < g.d ? iz * g.h * g.w : -1;
+}
+
+// The same for a transposed convolution (or -1 between strided planes).
+int64_t TransposedPlaneAt(const Im2ColGeometry& g, int64_t oz, int64_t kz) {
+  const int64_t iz = TransposedSourceIndex(oz, kz, g.pf, g.sd, g.dd, g.d);
+  return iz >= 0 ? iz * g.h * g.w : -1;
 }
 
 int Segments(const Im2ColGeometry& g, int64_t first_pixel, int64_t rows, bool flat, Segment* out) {
@@ -40,7 +54,8 @@ int Segments(const Im2ColGeometry& g, int64_t first_pixel, int64_t rows, bool fl
     s.r0 = r;
     s.image = m / pix;
     const int64_t p = m % pix;
-    s.oy = p / g.ow;
+    s.oz = p / (g.oh * g.ow);
+    s.oy = p / g.ow % g.oh;
     s.ox = p % g.ow;
     s.len = std::min(rows - r, flat ? pix - p : g.ow - s.ox);
     out[count++] = s;
@@ -109,31 +124,33 @@ __attribute__((target("avx2,f16c"))) void CopyRunAvx2(const Src* row, int64_t x0
 template <typename Src>
 void PackSliver(const Src* planes, const Im2ColGeometry& g, const Segment* segs, int nsegs, int64_t rows,
                 bool flat, bool avx2, bool saturate, float* out) {
-  const int64_t plane = g.h * g.w;
+  const int64_t volume = g.volume();
   int64_t kk = 0;
   for (int64_t ci = 0; ci < g.channels; ++ci) {
-    for (int64_t ky = 0; ky < g.kh; ++ky) {
-      for (int64_t kx = 0; kx < g.kw; ++kx, ++kk) {
-        float* dst = out + kk * rows;
-        for (int s = 0; s < nsegs; ++s) {
-          const Segment& seg = segs[s];
-          const Src* base = planes + seg.image * g.image_stride + ci * plane;
-          if (flat) {  // the run is a run of the plane itself
-            const int64_t p = seg.oy * g.ow + seg.ox;
-            if (avx2) {
-              CopyRunAvx2(base, p, plane, seg.len, saturate, dst + seg.r0);
-            } else {
-              GatherRun(base, p, 1, plane, seg.len, saturate, dst + seg.r0);
+    for (int64_t kz = 0; kz < g.kd; ++kz) {
+      for (int64_t ky = 0; ky < g.kh; ++ky) {
+        for (int64_t kx = 0; kx < g.kw; ++kx, ++kk) {
+          float* dst = out + kk * rows;
+          for (int s = 0; s < nsegs; ++s) {
+            const Segment& seg = segs[s];
+            const Src* base = planes + seg.image * g.image_stride + ci * volume;
+            if (flat) {  // the run is a run of the volume itself
+              const int64_t p = (seg.oz * g.oh + seg.oy) * g.ow + seg.ox;
+              if (avx2) {
+                CopyRunAvx2(base, p, volume, seg.len, saturate, dst + seg.r0);
+              } else {
+                GatherRun(base, p, 1, volume, seg.len, saturate, dst + seg.r0);
+              }
+              continue;
             }
-            continue;
-          }
-          const int64_t iy = seg.oy * g.sh - g.pt + ky * g.dh;
-          const Src* row = iy >= 0 && iy < g.h ? base + iy * g.w : nullptr;
-          const int64_t x0 = seg.ox * g.sw - g.pl + kx * g.dw;
-          if (avx2 && g.sw == 1) {
-            CopyRunAvx2(row, x0, g.w, seg.len, saturate, dst + seg.r0);
-          } else {
-            GatherRun(row, x0, g.sw, g.w, seg.len, saturate, dst + seg.r0);
+            const int64_t iy = seg.oy * g.sh - g.pt + ky * g.dh, plane = PlaneAt(g, seg.oz, kz);
+            const Src* row = iy >= 0 && iy < g.h && plane >= 0 ? base + plane + iy * g.w : nullptr;
+            const int64_t x0 = seg.ox * g.sw - g.pl + kx * g.dw;
+            if (avx2 && g.sw == 1) {
+              CopyRunAvx2(row, x0, g.w, seg.len, saturate, dst + seg.r0);
+            } else {
+              GatherRun(row, x0, g.sw, g.w, seg.len, saturate, dst + seg.r0);
+            }
           }
         }
       }
@@ -161,7 +178,7 @@ __attribute__((target("avx512f"))) __mmask16 ValidColumns(int64_t x0, int64_t st
 __attribute__((target("avx512f"))) void PackSliverAvx512(const float* planes, const Im2ColGeometry& g,
                                                           const Segment* segs, int nsegs, int64_t rows, bool flat,
                                                           bool saturate, float* out) {
-  const int64_t plane = g.h * g.w, taps = g.kh * g.kw, dst_step = taps * rows;
+  const int64_t plane = g.volume(), taps = g.kd * g.kh * g.kw, dst_step = taps * rows;  // per channel
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const __m512i stride_index = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                                   _mm512_set1_epi32(static_cast<int>(g.sw)));
@@ -170,42 +187,47 @@ __attribute__((target("avx512f"))) void PackSliverAvx512(const float* planes, co
     const float* image = planes + seg.image * g.image_stride;
     const __mmask16 rows_mask = static_cast<__mmask16>((1u << seg.len) - 1);
     float* seg_out = out + seg.r0;
-    if (flat) {  // one tap; the run is a run of the plane itself
-      const float* src = image + seg.oy * g.ow + seg.ox;
+    if (flat) {  // one tap; the run is a run of the volume itself
+      const float* src = image + (seg.oz * g.oh + seg.oy) * g.ow + seg.ox;
       for (int64_t ci = 0; ci < g.channels; ++ci, src += plane) {
         _mm512_mask_storeu_ps(seg_out + ci * rows, rows_mask,
                               CubeOperand16(_mm512_maskz_loadu_ps(rows_mask, src), saturate));
       }
       continue;
     }
-    for (int64_t ky = 0; ky < g.kh; ++ky) {
-      const int64_t iy = seg.oy * g.sh - g.pt + ky * g.dh;
-      for (int64_t kx = 0; kx < g.kw; ++kx) {
-        float* dst = seg_out + (ky * g.kw + kx) * rows;
-        if (iy < 0 || iy >= g.h) {  // a row of the padding
-          for (int64_t ci = 0; ci < g.channels; ++ci) _mm512_mask_storeu_ps(dst + ci * dst_step, rows_mask, _mm512_setzero_ps());
-          continue;
-        }
-        const int64_t x0 = seg.ox * g.sw - g.pl + kx * g.dw;
-        const float* src = image + iy * g.w + x0;
-        if (g.sw == 1) {
-          const __mmask16 valid = ValidColumns(x0, 1, g.w) & rows_mask;
-          for (int64_t ci = 0; ci < g.channels; ++ci, src += plane, dst += dst_step) {
-            _mm512_mask_storeu_ps(dst, rows_mask, CubeOperand16(_mm512_maskz_loadu_ps(valid, src), saturate));
+    for (int64_t kz = 0; kz < g.kd; ++kz) {
+      const int64_t depth = PlaneAt(g, seg.oz, kz);
+      for (int64_t ky = 0; ky < g.kh; ++ky) {
+        const int64_t iy = seg.oy * g.sh - g.pt + ky * g.dh;
+        for (int64_t kx = 0; kx < g.kw; ++kx) {
+          float* dst = seg_out + ((kz * g.kh + ky) * g.kw + kx) * rows;
+          if (iy < 0 || iy >= g.h || depth < 0) {  // a row of the padding
+            for (int64_t ci = 0; ci < g.channels; ++ci) {
+              _mm512_mask_storeu_ps(dst + ci * dst_step, rows_mask, _mm512_setzero_ps());
+            }
+            continue;
           }
-        } else if (g.sw == 2) {
-          // Columns x0 .. x0 + 31 in two vectors; lane t of the result is column x0 + 2t.
-          const __mmask16 lo = ValidColumns(x0, 1, g.w), hi = ValidColumns(x0 + 16, 1, g.w);
-          for (int64_t ci = 0; ci < g.channels; ++ci, src += plane, dst += dst_step) {
-            const __m512 v = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(lo, src), even,
-                                                    _mm512_maskz_loadu_ps(hi, src + 16));
-            _mm512_mask_storeu_ps(dst, rows_mask, CubeOperand16(v, saturate));
-          }
-        } else {
-          const __mmask16 valid = ValidColumns(x0, g.sw, g.w) & rows_mask;
-          for (int64_t ci = 0; ci < g.channels; ++ci, src += plane, dst += dst_step) {
-            const __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), valid, stride_index, src, 4);
-            _mm512_mask_storeu_ps(dst, rows_mask, CubeOperand16(v, saturate));
+          const int64_t x0 = seg.ox * g.sw - g.pl + kx * g.dw;
+          const float* src = image + depth + iy * g.w + x0;
+          if (g.sw == 1) {
+            const __mmask16 valid = ValidColumns(x0, 1, g.w) & rows_mask;
+            for (int64_t ci = 0; ci < g.channels; ++ci, src += plane, dst += dst_step) {
+              _mm512_mask_storeu_ps(dst, rows_mask, CubeOperand16(_mm512_maskz_loadu_ps(valid, src), saturate));
+            }
+          } else if (g.sw == 2) {
+            // Columns x0 .. x0 + 31 in two vectors; lane t of the result is column x0 + 2t.
+            const __mmask16 lo = ValidColumns(x0, 1, g.w), hi = ValidColumns(x0 + 16, 1, g.w);
+            for (int64_t ci = 0; ci < g.channels; ++ci, src += plane, dst += dst_step) {
+              const __m512 v = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(lo, src), even,
+                                                      _mm512_maskz_loadu_ps(hi, src + 16));
+              _mm512_mask_storeu_ps(dst, rows_mask, CubeOperand16(v, saturate));
+            }
+          } else {
+            const __mmask16 valid = ValidColumns(x0, g.sw, g.w) & rows_mask;
+            for (int64_t ci = 0; ci < g.channels; ++ci, src += plane, dst += dst_step) {
+              const __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), valid, stride_index, src, 4);
+              _mm512_mask_storeu_ps(dst, rows_mask, CubeOperand16(v, saturate));
+            }
           }
         }
       }
@@ -250,7 +272,7 @@ void Im2ColA::Pack(int64_t group, int64_t m0, int64_t mt, int64_t k, int mr, boo
 uint64_t Im2ColA::SaturatedOperands(int64_t groups, int64_t m) const {
   if (type_ != ElemType::kFloat32 || g_.pixels() == 0) return 0;
   const float* input = static_cast<const float*>(input_);
-  const int64_t plane = g_.h * g_.w, images = m / g_.pixels();
+  const int64_t plane = g_.volume(), images = m / g_.pixels();
   uint64_t count = 0;
   for (int64_t img = 0; img < images; ++img) {
     for (int64_t grp = 0; grp < groups; ++grp) {
@@ -264,27 +286,32 @@ uint64_t Im2ColA::SaturatedOperands(int64_t groups, int64_t m) const {
 }
 
 void Im2ColA::ExactRows(int64_t group, int64_t m0, int64_t mt, int64_t k, float* out) const {
-  const int64_t plane = g_.h * g_.w;
+  const int64_t volume = g_.volume();
   for (int64_t r = 0; r < mt; ++r) {
-    const int64_t m = m0 + r, image = m / g_.pixels(), oy = m % g_.pixels() / g_.ow, ox = m % g_.ow;
+    const int64_t m = m0 + r, image = m / g_.pixels(), p = m % g_.pixels();
+    const int64_t oz = p / (g_.oh * g_.ow), oy = p / g_.ow % g_.oh, ox = m % g_.ow;
     const int64_t base = image * g_.image_stride + group * g_.group_stride;
     float* row = out + r * k;
     for (int64_t c = 0, kk = 0; c < g_.channels; ++c) {
-      for (int64_t ky = 0; ky < g_.kh; ++ky) {
-        for (int64_t kx = 0; kx < g_.kw; ++kx, ++kk) {
-          int64_t iy, ix;
-          if (g_.transposed) {
-            iy = TransposedSourceIndex(oy, ky, g_.pt, g_.sh, g_.dh, g_.h);
-            ix = TransposedSourceIndex(ox, kx, g_.pl, g_.sw, g_.dw, g_.w);
-          } else {
-            iy = oy * g_.sh - g_.pt + ky * g_.dh;
-            ix = ox * g_.sw - g_.pl + kx * g_.dw;
-            if (iy >= g_.h || ix >= g_.w) iy = -1;
+      for (int64_t kz = 0; kz < g_.kd; ++kz) {
+        const int64_t depth = g_.transposed ? TransposedPlaneAt(g_, oz, kz) : PlaneAt(g_, oz, kz);
+        for (int64_t ky = 0; ky < g_.kh; ++ky) {
+          for (int64_t kx = 0; kx < g_.kw; ++kx, ++kk) {
+            int64_t iy, ix;
+            if (g_.transposed) {
+              iy = TransposedSourceIndex(oy, ky, g_.pt, g_.sh, g_.dh, g_.h);
+              ix = TransposedSourceIndex(ox, kx, g_.pl, g_.sw, g_.dw, g_.w);
+              if (depth < 0) iy = -1;
+            } else {
+              iy = oy * g_.sh - g_.pt + ky * g_.dh;
+              ix = ox * g_.sw - g_.pl + kx * g_.dw;
+              if (iy >= g_.h || ix >= g_.w || depth < 0) iy = -1;
+            }
+            const int64_t at = base + c * volume + std::max<int64_t>(depth, 0) + iy * g_.w + ix;
+            row[kk] = iy < 0 || ix < 0 ? 0.0f
+                      : type_ == ElemType::kFloat16 ? HalfToFloat(static_cast<const half_bits*>(input_)[at])
+                                                    : static_cast<const float*>(input_)[at];
           }
-          const int64_t at = base + c * plane + iy * g_.w + ix;
-          row[kk] = iy < 0 || ix < 0 ? 0.0f
-                    : type_ == ElemType::kFloat16 ? HalfToFloat(static_cast<const half_bits*>(input_)[at])
-                                                  : static_cast<const float*>(input_)[at];
         }
       }
     }

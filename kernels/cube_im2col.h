@@ -1,9 +1,11 @@
 // MTE1's img2col (a Da Vinci core's load3d) as the Cube's A operand: the rows
-// of op(A) are the output pixels of a 2-D convolution (image by image, then oy,
-// ox), its columns the taps (channel, ky, kx) of one group's input, and element
-// (pixel, tap) the input value under that tap, 0 in the padding, rounded to
-// fp16 as the Cube's operands are (cube_operand_rounding.h). The column matrix is never stored: each
-// tile's slivers are laid out straight from the NCHW input.
+// of op(A) are the output pixels of a 2-D or 3-D convolution (image by image,
+// then oz, oy, ox), its columns the taps (channel, kz, ky, kx) of one group's
+// input, and element (pixel, tap) the input value under that tap, 0 in the
+// padding, rounded to fp16 as the Cube's operands are
+// (cube_operand_rounding.h). The column matrix is never stored: each tile's
+// slivers are laid out straight from the NCHW (NCDHW) input. A 2-D
+// convolution is the 3-D one of depth 1.
 #pragma once
 
 #include <cstdint>
@@ -26,8 +28,11 @@ struct Im2ColGeometry {
   // with sh - 1 (sw - 1) zeros between its rows (columns), strides, dilations
   // and pads the transposed convolution's.
   bool transposed = false;
-  int64_t taps() const { return channels * kh * kw; }
-  int64_t pixels() const { return oh * ow; }
+  // The depth axis (3-D): input depth, kernel, stride, dilation, front padding, output depth.
+  int64_t d = 1, kd = 1, sd = 1, dd = 1, pf = 0, od = 1;
+  int64_t taps() const { return channels * kd * kh * kw; }
+  int64_t pixels() const { return od * oh * ow; }
+  int64_t volume() const { return d * h * w; }  // one input channel
 };
 
 // The GEMM's batch index is the group. `input` must outlive the GEMM.

@@ -187,7 +187,8 @@ absl::Status ConvTransposeRule(GradContext& c) {
   const Shape& ws = c.InputType(1).shape;
   const Shape& ys = c.OutputType(0).shape;
   const size_t sp = xs.size() - 2;
-  if (sp != 1 && sp != 2) return c.Unsupported("beyond 1-D and 2-D");
+  if (sp < 1 || sp > 3) return c.Unsupported("beyond 1-D, 2-D and 3-D");
+  if (sp == 3 && c.IntAttr("group", 1) != 1) return c.Unsupported("in 3-D with group > 1");
   const std::vector<int64_t> ones(sp, 1), zeros(sp, 0);
   const std::vector<int64_t> strides = c.IntsAttr("strides", ones);
   const std::vector<int64_t> dilations = c.IntsAttr("dilations", ones);

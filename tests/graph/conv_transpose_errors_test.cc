@@ -27,7 +27,8 @@ OneNode ConvT(Shape w = {4, 2, 3, 3}, Shape x = {1, 4, 3, 3}) {
 }
 
 TEST(ConvTransposeErrorsTest, NamesWhatIsWrong) {
-  EXPECT_THAT(PlanError(ConvT({4, 2, 3, 3, 1}, {1, 4, 3, 3, 1})), HasSubstr("is not supported: only 1-D and 2-D"));
+  EXPECT_THAT(PlanError(ConvT({4, 2, 3, 3, 1, 1}, {1, 4, 3, 3, 1, 1})),
+              HasSubstr("is not supported: only 1-D, 2-D and 3-D"));
   EXPECT_THAT(PlanError(ConvT({3, 2, 3, 3})), HasSubstr("need 4 rows (the input channels"));
   EXPECT_THAT(PlanError(ConvT().Int("group", 3)), HasSubstr("\"group\" = 3 must divide the input channels 4"));
   EXPECT_THAT(PlanError(ConvT().Ints("strides", {2})), HasSubstr("need 2 entries (one per spatial axis)"));

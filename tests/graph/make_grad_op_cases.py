@@ -19,7 +19,7 @@ import torch.nn.functional as F
 
 import op_cases
 from dropout_mask import dropout_mask
-from op_cases import FLOATS, OUT, POOL_GEOMETRIES, case, cube, rand
+from op_cases import FLOATS, OUT, POOL_GEOMETRIES, POOLS_3D, case, cube, rand
 from rnn_reference import onnx_rnn
 
 aten = torch.ops.aten
@@ -320,5 +320,39 @@ for preset in ("ascend910", "ascend910b"):
 for dt in FLOATS:
     a, b = rand((3, 5), dt), rand((7,), dt)
     case("HcclAllReduce_%s" % dt.__name__, "HcclAllReduce", {"a": a, "b": b}, {"ra": a, "rb": b})
+
+# ---- 3-D (NCDHW): ConvGrad (operands rounded to fp16), MaxPoolGrad, AveragePoolGrad ----------------
+CONVS_3D = [dict(n=2, c=3, x=(4, 5, 6), m=4, k=(3, 3, 3), s=(1, 1, 1), p=(1, 1, 1), d=(1, 1, 1)),
+            dict(n=1, c=2, x=(6, 5, 7), m=3, k=(2, 3, 2), s=(2, 1, 2), p=(1, 0, 1), d=(1, 2, 1))]
+for dt in FLOATS:
+    for i, cv in enumerate(CONVS_3D):
+        x = rand((cv["n"], cv["c"]) + cv["x"], dt, -1, 1)
+        w = rand((cv["m"], cv["c"]) + cv["k"], dt, -1, 1)
+        xv, wv = cube(x).requires_grad_(), cube(w).requires_grad_()
+        y = F.conv3d(xv, wv, None, cv["s"], cv["p"], cv["d"])
+        dy = rand(tuple(y.shape), dt, -1, 1)
+        gx, gw = torch.autograd.grad(y, (xv, wv), cube(dy))
+        case("ConvGrad3d_%s_%d" % (dt.__name__, i), "ConvGrad", {"dy": dy, "x": x, "w": w},
+             {"dw": out(gw, dt), "dx": out(gx, dt)},
+             attrs={"strides": list(cv["s"]), "pads": list(cv["p"]) * 2, "dilations": list(cv["d"]),
+                    "kernel_shape": list(cv["k"])})
+    x = rand((2, 2, 5, 6, 7), dt)
+    for i, pp in enumerate(POOLS_3D):
+        attrs = {"kernel_shape": list(pp["k"]), "strides": list(pp["s"]), "pads": list(pp["p"]) * 2,
+                 "ceil_mode": pp["ceil"]}
+        xv = f64(x).requires_grad_()
+        y = F.max_pool3d(xv, pp["k"], pp["s"], pp["p"], pp["d"], ceil_mode=bool(pp["ceil"]))
+        dy = rand(tuple(y.shape), dt, -1, 1)
+        (gx,) = torch.autograd.grad(y, xv, f64(dy))
+        case("MaxPoolGrad3d_%s_%d" % (dt.__name__, i), "MaxPoolGrad", {"dy": dy, "x": x}, {"dx": out(gx, dt)},
+             attrs=dict(attrs, dilations=list(pp["d"])))
+        if pp["d"] == (1, 1, 1):
+            for cip in (0, 1):
+                xv = f64(x).requires_grad_()
+                y = F.avg_pool3d(xv, pp["k"], pp["s"], pp["p"], ceil_mode=bool(pp["ceil"]),
+                                 count_include_pad=bool(cip))
+                (gx,) = torch.autograd.grad(y, xv, f64(dy))
+                case("AveragePoolGrad3d_%s_%d_%d" % (dt.__name__, i, cip), "AveragePoolGrad", {"dy": dy, "x": x},
+                     {"dx": out(gx, dt)}, attrs=dict(attrs, count_include_pad=cip))
 
 print("wrote %d cases to %s" % (op_cases.count, OUT))

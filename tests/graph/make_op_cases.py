@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 
 import op_cases
-from op_cases import FLOATS, OUT, POOL_GEOMETRIES, back, case, cube, rand, rng, t  # noqa: F401
+from op_cases import FLOATS, OUT, POOL_GEOMETRIES, POOLS_3D, back, case, cube, rand, rng, t  # noqa: F401
 from rnn_reference import onnx_rnn, torch_to_onnx_gates
 
 # ---- binary elementwise with broadcasting ------------------------------------
@@ -286,6 +286,38 @@ for dt in FLOATS:
         case("Conv_%s_%d" % (dt.__name__, i), "Conv", {"x": x}, {"y": ref.numpy().astype(dt)}, inits=inits,
              attrs={"strides": [cv["s"]] * 2, "pads": [p] * 4, "dilations": [cv["d"]] * 2, "group": cv["g"],
                     "kernel_shape": [cv["k"]] * 2})
+
+# ---- 3-D (NCDHW): Conv on the Cube (operands rounded to fp16), MaxPool and AveragePool ---------------
+CONVS_3D = [dict(n=1, c=3, x=(5, 6, 7), m=4, k=(3, 3, 3), s=(1, 1, 1), p=(1, 1, 1), d=(1, 1, 1), bias=True),
+            dict(n=2, c=2, x=(6, 5, 5), m=3, k=(2, 3, 3), s=(2, 1, 2), p=(1, 0, 1), d=(1, 2, 1), bias=False),
+            dict(n=1, c=8, x=(3, 4, 5), m=5, k=(1, 1, 1), s=(1, 1, 1), p=(0, 0, 0), d=(1, 1, 1), bias=True),
+            dict(n=1, c=2, x=(4, 3, 40), m=3, k=(3, 1, 3), s=(1, 1, 2), p=(2, 0, 1), d=(2, 1, 1), bias=True)]
+for dt in FLOATS:
+    for i, cv in enumerate(CONVS_3D):
+        x = rand((cv["n"], cv["c"]) + cv["x"], dt, -1, 1)
+        w = rand((cv["m"], cv["c"]) + cv["k"], dt, -1, 1)
+        inits = {"w": w}
+        bias = None
+        if cv["bias"]:
+            inits["bias"] = rand((cv["m"],), dt, -1, 1)
+            bias = torch.from_numpy(inits["bias"].astype(np.float64))
+        ref = F.conv3d(cube(x), cube(w), bias, cv["s"], cv["p"], cv["d"])
+        case("Conv3d_%s_%d" % (dt.__name__, i), "Conv", {"x": x}, {"y": ref.numpy().astype(dt)}, inits=inits,
+             attrs={"strides": list(cv["s"]), "pads": list(cv["p"]) * 2, "dilations": list(cv["d"]),
+                    "kernel_shape": list(cv["k"])})
+    x = rand((2, 3, 5, 7, 6), dt)
+    for i, pp in enumerate(POOLS_3D):
+        attrs = {"kernel_shape": list(pp["k"]), "strides": list(pp["s"]), "pads": list(pp["p"]) * 2,
+                 "ceil_mode": pp["ceil"]}
+        ref = F.max_pool3d(t(x), pp["k"], pp["s"], pp["p"], pp["d"], ceil_mode=bool(pp["ceil"]))
+        case("MaxPool3d_%s_%d" % (dt.__name__, i), "MaxPool", {"x": x}, {"y": back(ref, dt)},
+             attrs=dict(attrs, dilations=list(pp["d"])))
+        if pp["d"] == (1, 1, 1):
+            for cip in (0, 1):
+                ref = F.avg_pool3d(t(x), pp["k"], pp["s"], pp["p"], ceil_mode=bool(pp["ceil"]),
+                                   count_include_pad=bool(cip))
+                case("AveragePool3d_%s_%d_%d" % (dt.__name__, i, cip), "AveragePool", {"x": x}, {"y": back(ref, dt)},
+                     attrs=dict(attrs, count_include_pad=cip))
 
 # ---- data movement (exact) -------------------------------------------------------------------
 for dt in [np.float16, np.float32, np.int32, np.int64, np.bool_]:
@@ -585,7 +617,7 @@ def conv_transpose_ref(x, w, bias, strides, dilations, group, pads, output_paddi
     """torch's transposed convolution without padding (the full output), grown by output_padding at the end
     and cropped by ONNX's pads (begin..., end...), which may be asymmetric; then the bias."""
     sp = x.ndim - 2
-    fn = F.conv_transpose1d if sp == 1 else F.conv_transpose2d
+    fn = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}[sp]
     y = fn(cube(x), cube(w), None, stride=strides, padding=0, groups=group, dilation=dilations)
     grow = []
     for a in reversed(range(sp)):
@@ -609,6 +641,9 @@ CONVT = [  # x shape, output channels per group, kernel, strides, pads, output_p
     ((1, 2, 3, 3), 2, (3, 3), (2, 2), (1, 1, 0, 0), (0, 0), (1, 1), 1, False, {"output_shape": [6, 6]}),
     ((1, 2, 4, 3), 2, (3, 3), (2, 2), (0, 0, 1, 1), (0, 0), (1, 1), 1, True, {"auto_pad": "SAME_UPPER"}),
     ((1, 2, 4, 3), 2, (3, 3), (2, 2), (1, 1, 0, 0), (0, 0), (1, 1), 1, True, {"auto_pad": "SAME_LOWER"}),
+    # 3-D: asymmetric pads and output_padding; groups with a dilated depth
+    ((1, 3, 3, 4, 5), 2, (2, 3, 3), (2, 1, 2), (1, 0, 1, 0, 1, 1), (1, 0, 1), (1, 1, 1), 1, True, {}),
+    ((2, 4, 3, 3, 3), 2, (3, 2, 2), (1, 2, 2), (0, 0, 0, 0, 0, 0), (0, 0, 0), (2, 1, 1), 2, False, {}),
 ]
 for dt in FLOATS:
     for i, (xs, mg, k, st, pads, op, dil, g, has_bias, extra) in enumerate(CONVT):

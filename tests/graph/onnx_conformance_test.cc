@@ -46,12 +46,9 @@ const std::set<std::string> kCubeOps = {"MatMul", "Gemm", "Conv", "LSTM", "GRU"}
 
 // Cases the server runs but answers differently, and why.
 const std::map<std::string, std::string>& KnownDeviations() {
-  const std::string rank = "pooling is 1-D and 2-D only";
   const std::string training = "training-mode outputs with a ratio above 0 (random masks; inference only)";
   const std::string data_shape = "Range over a computed size: an output shape known only at run time";
   static const auto* known = new std::map<std::string, std::string>{
-      {"test_averagepool_3d_default", rank},
-      {"test_maxpool_3d_default", rank},
       {"test_maxpool_with_argmax_2d_precomputed_pads", "MaxPool's Indices output"},
       {"test_maxpool_with_argmax_2d_precomputed_strides", "MaxPool's Indices output"},
       {"test_training_dropout", training}, {"test_training_dropout_default", training},

@@ -115,6 +115,10 @@ FLOATS = [np.float16, np.float32]
 # Pooling windows the forward and gradient cases share: kernel, stride, pad, dilation, ceil mode.
 POOL_GEOMETRIES = [dict(k=3, s=2, p=1, d=1, ceil=0), dict(k=2, s=2, p=0, d=1, ceil=1),
                    dict(k=3, s=1, p=0, d=2, ceil=0), dict(k=3, s=3, p=1, d=1, ceil=1)]
+# 3-D windows (depth, height, width): asymmetric kernels and strides, ceil mode, a dilated depth.
+POOLS_3D = [dict(k=(2, 3, 3), s=(1, 2, 2), p=(0, 1, 1), d=(1, 1, 1), ceil=0),
+            dict(k=(3, 3, 3), s=(2, 2, 2), p=(1, 1, 1), d=(1, 1, 1), ceil=1),
+            dict(k=(2, 2, 3), s=(1, 1, 1), p=(1, 0, 1), d=(2, 1, 1), ceil=0)]
 
 
 def cube(a):

@@ -37,13 +37,16 @@ constexpr Tolerance kOptimizer{1e-6, 1e-5, 0, 0,
                                "up to ten fp32 operations (sqrt, division; the momentum sums may cancel) "
                                "against torch.optim in float64: a few ulp of the operands"};
 
-constexpr Tolerance kRecurrent{1e-5, 1e-5, 1e-3, 1e-3,
+constexpr Tolerance kRecurrent{1e-4, 1e-4, 1e-3, 1e-3,
                                "as the Cube's: the reference rounds each GEMM's operands (x, W, R, every step's h) "
-                               "to fp16 and runs the recurrence in float64; the gates in fp32"};
+                               "to fp16 and runs the recurrence in float64; the gates in fp32. fp32: a step's h "
+                               "whose fp32 and float64 values round to fp16 on either side of a tie moves that "
+                               "operand one fp16 ulp, and the steps after carry it (up to ~1e-4 on these shapes)"};
 
-constexpr Tolerance kRecurrentGrad{1e-5, 1e-5, 1e-3, 1e-3,
+constexpr Tolerance kRecurrentGrad{1e-4, 1e-4, 1e-3, 1e-3,
                                    "the same reference under torch.autograd, the Cube's gradients (dA) rounded to "
-                                   "fp16 as its operands; the gates' gradients in fp32 against float64"};
+                                   "fp16 as its operands; the gates' gradients in fp32 against float64; fp32 as "
+                                   "LSTM's (a rounding tie of h or dA)"};
 
 inline const std::map<std::string, Tolerance>& ToleranceTable() {
   static const auto* table = new std::map<std::string, Tolerance>{

@@ -147,10 +147,10 @@ std::vector<Case> Cases() {
   bad("Gemm", "scalar", [] { return OneNode("Gemm").Input("a", v1::FLOAT32, {}, {1}).Input("b", v1::FLOAT32, {}, {1}); },
       "must be 2-D");
   bad("Conv", "scalar", [] { return OneNode("Conv").Input("x", v1::FLOAT32, {}, {1}).Input("w", v1::FLOAT32, {}, {1}); },
-      "only 2-D convolution");
+      "only 2-D and 3-D convolution");
   bad("ConvTranspose", "scalar",
       [] { return OneNode("ConvTranspose").Input("x", v1::FLOAT32, {}, {1}).Input("w", v1::FLOAT32, {}, {1}); },
-      "only 1-D and 2-D");
+      "only 1-D, 2-D and 3-D");
   for (const std::string op : {"LSTM", "GRU", "LSTMGrad", "GRUGrad"}) {
     bad(op, "scalar", [op] {
       return OneNode(op).Input("x", v1::FLOAT32, {}, {1}).Input("w", v1::FLOAT32, {}, {1}).Input("r", v1::FLOAT32, {}, {1});
@@ -241,7 +241,7 @@ std::vector<Case> Cases() {
     OneNode n("ConvGrad");
     for (const char* in : {"dy", "x", "w"}) n.Input(in, v1::FLOAT32, {}, {1});
     return n;
-  }, "only 2-D convolution");
+  }, "only 2-D and 3-D convolution");
   ok("GatherGrad", "scalar index and gradient", [] {
     return OneNode("GatherGrad").Input("dy", v1::FLOAT32, {}, {kX}).Const("i", v1::INT64, {}, {-1}).Input(
         "x", v1::FLOAT32, {3}, {5, 6, 7});

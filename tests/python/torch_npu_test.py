@@ -341,6 +341,22 @@ class Training(unittest.TestCase):
         with torch.no_grad():  # and in inference, fused
             self.assert_close(npu.eval()(x), host.eval()(x), "inference output")
 
+    def test_a_conv3d_model_with_3d_pools_and_batchnorm_differentiates_as_torch_does(self):
+        # nn.Conv3d (img2col over (channel, kz, ky, kx) on the Cube), BatchNorm3d in train mode, MaxPool3d,
+        # ConvTranspose3d, AvgPool3d and AdaptiveAvgPool3d(1) (GlobalAveragePool), with the input's gradient.
+        torch.manual_seed(10)
+        host = torch.nn.Sequential(
+            torch.nn.Conv3d(2, 6, 3, padding=1), torch.nn.BatchNorm3d(6), torch.nn.ReLU(),
+            torch.nn.MaxPool3d(2), torch.nn.Conv3d(6, 8, (2, 3, 3), stride=(1, 2, 2), padding=(0, 1, 1),
+                                                    dilation=(2, 1, 1)),
+            torch.nn.ConvTranspose3d(8, 4, (2, 3, 3), stride=(1, 2, 2), padding=(0, 1, 1), output_padding=(0, 1, 1)),
+            torch.nn.AvgPool3d((1, 2, 2), ceil_mode=True), torch.nn.AdaptiveAvgPool3d(1), torch.nn.Flatten(),
+            torch.nn.Linear(4, 3))
+        x = torch.randn(2, 2, 8, 10, 10)
+        npu = self.check_gradients(host, x, torch.randn(2, 3))
+        with torch.no_grad():  # and in inference, BatchNorm folded into the Conv
+            self.assert_close(npu.eval()(x), host.eval()(x), "inference output")
+
     def test_stacked_bidirectional_lstm_and_gru_differentiate_as_torch_does(self):
         # nn.LSTM (2 layers, bidirectional, batch_first: Transposes around one LSTM node per layer) into nn.GRU
         # (linear_before_reset = 1), its sequence output and its final state both reaching the loss.

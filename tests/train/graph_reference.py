@@ -23,8 +23,8 @@ def attr(node, name, default=None):
 
 def _pool_args(node):
     k = attr(node, "kernel_shape")
-    s = attr(node, "strides", [1, 1])
-    p = attr(node, "pads", [0, 0, 0, 0])
+    s = attr(node, "strides", [1] * len(k))
+    p = attr(node, "pads", [0] * (2 * len(k)))
     return k, s, p
 
 
@@ -47,11 +47,13 @@ def evaluate(nodes, values):
         elif op == "MatMul":
             outs = [g16(torch.matmul(r16(ins[0]), r16(ins[1])))]
         elif op == "Conv":
-            p = attr(n, "pads", [0, 0, 0, 0])
-            y = g16(F.conv2d(r16(ins[0]), r16(ins[1]), None, attr(n, "strides", [1, 1]), (p[0], p[1]),
-                             attr(n, "dilations", [1, 1]), attr(n, "group", 1)))
+            sp = ins[0].dim() - 2
+            p = attr(n, "pads", [0] * (2 * sp))
+            conv = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[sp]
+            y = g16(conv(r16(ins[0]), r16(ins[1]), None, attr(n, "strides", [1] * sp), tuple(p[:sp]),
+                         attr(n, "dilations", [1] * sp), attr(n, "group", 1)))
             if len(ins) > 2 and ins[2] is not None:
-                y = y + ins[2].reshape(1, -1, 1, 1)
+                y = y + ins[2].reshape((1, -1) + (1,) * sp)
             outs = [y]
         elif op in ("Add", "Sub", "Mul", "Div", "Pow"):
             a, b = ins
@@ -85,12 +87,14 @@ def evaluate(nodes, values):
             outs = [y, rm * mom + x.mean(dim=dims) * (1 - mom), rv * mom + x.var(dim=dims, unbiased=False) * (1 - mom)]
         elif op == "MaxPool":
             k, s, p = _pool_args(n)
-            outs = [F.max_pool2d(ins[0], k, s, (p[0], p[1]), attr(n, "dilations", [1, 1]),
-                                 ceil_mode=bool(attr(n, "ceil_mode", 0)))]
+            pool = {1: F.max_pool1d, 2: F.max_pool2d, 3: F.max_pool3d}[len(k)]
+            outs = [pool(ins[0], k, s, tuple(p[:len(k)]), attr(n, "dilations", [1] * len(k)),
+                         ceil_mode=bool(attr(n, "ceil_mode", 0)))]
         elif op == "AveragePool":
             k, s, p = _pool_args(n)
-            outs = [F.avg_pool2d(ins[0], k, s, (p[0], p[1]), ceil_mode=bool(attr(n, "ceil_mode", 0)),
-                                 count_include_pad=bool(attr(n, "count_include_pad", 0)))]
+            pool = {1: F.avg_pool1d, 2: F.avg_pool2d, 3: F.avg_pool3d}[len(k)]
+            outs = [pool(ins[0], k, s, tuple(p[:len(k)]), ceil_mode=bool(attr(n, "ceil_mode", 0)),
+                         count_include_pad=bool(attr(n, "count_include_pad", 0)))]
         elif op == "GlobalAveragePool":
             outs = [ins[0].mean(dim=tuple(range(2, ins[0].dim())), keepdim=True)]
         elif op == "Flatten":

@@ -22,7 +22,7 @@ def _conv_transpose(n, x, w, b):
     pads = list(attr(n, "pads", [0] * (2 * sp)))
     auto_pad = attr(n, "auto_pad", "NOTSET")
     out_shape = attr(n, "output_shape")
-    fn = F.conv_transpose1d if sp == 1 else F.conv_transpose2d
+    fn = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}[sp]
     full = fn(r16(x), r16(w), None, s, 0, 0, attr(n, "group", 1), d)
     for i in range(sp):
         k = w.shape[2 + i]

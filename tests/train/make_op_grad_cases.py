@@ -227,7 +227,18 @@ for v, (shape, attrs, scales, sizes) in enumerate([
     case("resize_%d" % v, [node("op", "Resize", ins, ["y"], **attrs)], {"x": f32(*shape)}, consts=consts)
 
 
-# ---- LSTM and GRU (graph_reference_rnn.py) ---------------------------------------------------
+# ---- 3-D convolution and pooling (NCDHW) -----------------------------------------------------
+case("conv3d", [node("op", "Conv", ["x", "w", "bias"], ["y"], kernel_shape=[2, 3, 3], strides=[1, 2, 1],
+                     pads=[1, 1, 0, 1, 1, 0], dilations=[2, 1, 1])],
+     {"x": f32(2, 3, 5, 6, 5), "w": f32(4, 3, 2, 3, 3), "bias": f32(4)})
+case("maxpool3d", [node("op", "MaxPool", ["x"], ["y"], kernel_shape=[2, 3, 3], strides=[2, 2, 1],
+                        pads=[1, 1, 1, 1, 1, 1])], {"x": f32(2, 2, 5, 6, 7)})
+case("convt_3d", [node("op", "ConvTranspose", ["x", "w", "bias"], ["y"], strides=[2, 1, 2], pads=[1, 0, 1, 0, 1, 1],
+                      output_padding=[1, 0, 0])], {"x": f32(2, 3, 3, 4, 4), "w": f32(3, 2, 2, 3, 3), "bias": f32(2)})
+case("avgpool3d_ceil", [node("op", "AveragePool", ["x"], ["y"], kernel_shape=[3, 2, 3], strides=[2, 2, 2],
+                             pads=[1, 0, 1, 1, 0, 1], ceil_mode=1)], {"x": f32(1, 3, 6, 5, 7)})
+
+# ---- LSTM and GRU (tests/graph/rnn_reference.py) ---------------------------------------------------
 def rnn_case(name, op, direction="forward", lens=False, init=True, peepholes=False, outputs="all", **attrs):
     gates, n_dirs = (4 if op == "LSTM" else 3), (2 if direction == "bidirectional" else 1)
     seq, batch, width, hidden = dims(2, 6, 1)[0], dims(2, 4, 1)[0], dims(2, 6, 1)[0], dims(2, 6, 1)[0]

@@ -31,6 +31,16 @@ int64_t InputRowsRead(const ConvWorkShape& g, int64_t oy0, int64_t oy1) {
   return std::max<int64_t>(0, iy1 - iy0 + 1);
 }
 
+// The input rows (of every input plane) output pixels [p0, p1] read: of a 3-D
+// convolution, the planes their depth windows span times the rows of each.
+int64_t InputRowsOfPixels(const ConvWorkShape& g, int64_t p0, int64_t p1) {
+  const int64_t r0 = p0 / g.ow, r1 = p1 / g.ow;  // output rows, plane after plane
+  if (g.od == 1 && g.d == 1) return InputRowsRead(g, r0, r1);
+  const int64_t z0 = r0 / g.oh, z1 = r1 / g.oh;
+  const int64_t planes = std::min(g.d, (z1 - z0) * g.sd + (g.kd - 1) * g.dd + 1);
+  return planes * (z0 == z1 ? InputRowsRead(g, r0 % g.oh, r1 % g.oh) : g.h);
+}
+
 // The counted work of K slice `slice` (of `plan.split_k`) of the C tile at
 // (m0, n0) of image `img`, group `grp`.
 device::TileWork ConvTileWork(const ConvWorkShape& g, const CubePlan& plan, int64_t img, int64_t grp, int64_t m0,
@@ -46,7 +56,7 @@ device::TileWork ConvTileWork(const ConvWorkShape& g, const CubePlan& plan, int6
   w.mte1_a_bytes = static_cast<uint64_t>(fm * fk * 512);
   w.mte1_b_bytes = static_cast<uint64_t>(fn * fk * 512);  // img2col into L0B
   // The input rows the tile's output pixels read, C padded to C1 x 16, this slice's share of the channels.
-  const int64_t rows = InputRowsRead(g, n0 / g.ow, (n0 + nt - 1) / g.ow);
+  const int64_t rows = InputRowsOfPixels(g, n0, n0 + nt - 1);
   const uint64_t input = static_cast<uint64_t>(rows * g.w * CeilDiv(g.cg, 16) * 16) * x_elem /
                          static_cast<uint64_t>(split);
   const uint64_t weights = static_cast<uint64_t>(fm * 16 * fk * 16) * 2;  // FRACTAL_Z fp16

@@ -29,9 +29,11 @@ struct ConvWorkShape {
   // ConvTranspose: output row oy reads input row iy where iy * sh = oy + pt - ky * dh
   // (the Cube runs the convolution of the input with sh - 1 zeros between rows).
   bool transposed = false;
-  int64_t pixels() const { return oh * ow; }
+  // The depth axis of a 3-D convolution (NDC1HWC0): input depth, kernel, stride, dilation, front pad, output depth.
+  int64_t d = 1, kd = 1, sd = 1, dd = 1, pf = 0, od = 1;
+  int64_t pixels() const { return od * oh * ow; }
   // K fractals of one output fractal: ceil(cg / 16) channel blocks per tap.
-  int64_t k_fractals() const { return (cg + 15) / 16 * kh * kw; }
+  int64_t k_fractals() const { return (cg + 15) / 16 * kd * kh * kw; }
 };
 
 // Appends the tiles of `images` x `groups` GEMMs (pixels x mg x taps), each K

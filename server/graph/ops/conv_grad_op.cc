@@ -1,5 +1,5 @@
 // ConvGrad(dY, X, W; Conv's attributes) -> dW [, dX]: the gradients of a 2-D
-// convolution, the way a Da Vinci core computes them, on the Cube:
+// or 3-D convolution, the way a Da Vinci core computes them, on the Cube:
 //   dW_g = sum over images of dY_g [Mg, P] x col^T [P, K]  (col = img2col(X), as the forward)
 //   dX   = col2im(W_g^T [K, Mg] x dY_g [Mg, P])
 // with fp16 operands (fp32 ones are rounded on the way in, as the forward's)
@@ -52,7 +52,7 @@ absl::StatusOr<device::OpWork> ConvGradWork(const InferContext& c, const ConvGeo
   if (!dx_plan.ok()) return dx_plan.status();
   device::OpWork work;
   work.task_type = device::TaskType::kAiCore;
-  const int64_t plane_elems = g.cg() * g.h * g.w;
+  const int64_t plane_elems = g.cg() * g.volume();
   const uint64_t col_bytes = static_cast<uint64_t>(K * P) * sizeof(half_bits);
   const uint64_t plane_bytes = static_cast<uint64_t>(plane_elems) * ElementSize(x.dtype);
   uint64_t key = 0;  // L2 keys of this op's GEMMs
@@ -94,7 +94,7 @@ absl::StatusOr<std::vector<TensorType>> InferConvGrad(InferContext& c) {
   const TensorType& w = *c.inputs[2];
   auto g = ConvGeometryOf(c.node, c.attrs, x.shape, w.shape);
   if (!g.ok()) return g.status();
-  const Shape y{g->n, g->m, g->oh, g->ow};
+  const Shape y = g->OutputShape();
   if (dy.shape != y) {
     return NodeError(c.node, "the gradient ", ToString(dy), " does not match the convolution's output ",
                      ShapeToString(y));
@@ -109,41 +109,59 @@ absl::StatusOr<std::vector<TensorType>> InferConvGrad(InferContext& c) {
   return std::vector<TensorType>{w, x};
 }
 
-// The column matrix of one image and group, col[(ci, ky, kx), (oy, ox)], from
-// its fp16 input planes [Cg, H, W], 0 in the padding: the B operand of dW's
-// GEMM (the forward lays the same taps out per tile, kernels/cube_im2col.h;
-// the gradient needs them transposed, whole).
+// The input plane (offset within a channel's volume) that depth tap kz of
+// output plane oz reads, or -1 in the depth padding.
+int64_t PlaneOf(const ConvGeometry& g, int64_t oz, int64_t kz) {
+  const int64_t iz = oz * g.sd - g.pf + kz * g.dd;
+  return iz >= 0 && iz < g.d ? iz * g.h * g.w : -1;
+}
+
+// The column matrix of one image and group, col[(ci, kz, ky, kx), (oz, oy,
+// ox)], from its fp16 input volumes [Cg, D, H, W], 0 in the padding: the B
+// operand of dW's GEMM (the forward lays the same taps out per tile,
+// kernels/cube_im2col.h; the gradient needs them transposed, whole).
 void Columns(const half_bits* planes, const ConvGeometry& g, half_bits* col) {
-  const int64_t rows = g.kdim(), pix = g.pixels();
+  const int64_t rows = g.kdim(), pix = g.pixels(), opl = g.oh * g.ow;
   ParallelFor(rows, 2 * rows * pix, [&](int64_t r) {  // each column element read and written once
-    const int64_t ci = r / (g.kh * g.kw), ky = (r / g.kw) % g.kh, kx = r % g.kw;
-    const half_bits* plane = planes + ci * g.h * g.w;
+    const int64_t ci = r / (g.kd * g.kh * g.kw), kz = r / (g.kh * g.kw) % g.kd, ky = (r / g.kw) % g.kh, kx = r % g.kw;
+    const half_bits* volume = planes + ci * g.volume();
     half_bits* dst = col + r * pix;
-    for (int64_t oy = 0; oy < g.oh; ++oy) {
-      const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
-      for (int64_t ox = 0; ox < g.ow; ++ox) {
-        const int64_t ix = ox * g.sw - g.pl + kx * g.dw;
-        dst[oy * g.ow + ox] = (iy >= 0 && iy < g.h && ix >= 0 && ix < g.w) ? plane[iy * g.w + ix] : half_bits{0};
+    for (int64_t oz = 0; oz < g.od; ++oz) {
+      const int64_t depth = PlaneOf(g, oz, kz);
+      for (int64_t oy = 0; oy < g.oh; ++oy) {
+        const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
+        const bool row_in = depth >= 0 && iy >= 0 && iy < g.h;
+        for (int64_t ox = 0; ox < g.ow; ++ox) {
+          const int64_t ix = ox * g.sw - g.pl + kx * g.dw;
+          dst[oz * opl + oy * g.ow + ox] =
+              (row_in && ix >= 0 && ix < g.w) ? volume[depth + iy * g.w + ix] : half_bits{0};
+        }
       }
     }
   });
 }
 
-// Adds col_grad [(ci, ky, kx), (oy, ox)] into the group's dX planes [Cg, H, W]
-// (fp32), in a fixed order: each input channel is one thread's.
+// Adds col_grad [(ci, kz, ky, kx), (oz, oy, ox)] into the group's dX volumes
+// [Cg, D, H, W] (fp32), in a fixed order: each input channel is one thread's.
 void Col2Im(const float* col, const ConvGeometry& g, float* planes) {
-  const int64_t pix = g.pixels();
-  ParallelFor(g.cg(), g.kdim() * pix + g.cg() * g.h * g.w, [&](int64_t ci) {
-    float* plane = planes + ci * g.h * g.w;
-    for (int64_t ky = 0; ky < g.kh; ++ky) {
-      for (int64_t kx = 0; kx < g.kw; ++kx) {
-        const float* src = col + ((ci * g.kh + ky) * g.kw + kx) * pix;
-        for (int64_t oy = 0; oy < g.oh; ++oy) {
-          const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
-          if (iy < 0 || iy >= g.h) continue;
-          for (int64_t ox = 0; ox < g.ow; ++ox) {
-            const int64_t ix = ox * g.sw - g.pl + kx * g.dw;
-            if (ix >= 0 && ix < g.w) plane[iy * g.w + ix] += src[oy * g.ow + ox];
+  const int64_t pix = g.pixels(), opl = g.oh * g.ow;
+  ParallelFor(g.cg(), g.kdim() * pix + g.cg() * g.volume(), [&](int64_t ci) {
+    float* volume = planes + ci * g.volume();
+    for (int64_t kz = 0; kz < g.kd; ++kz) {
+      for (int64_t ky = 0; ky < g.kh; ++ky) {
+        for (int64_t kx = 0; kx < g.kw; ++kx) {
+          const float* src = col + (((ci * g.kd + kz) * g.kh + ky) * g.kw + kx) * pix;
+          for (int64_t oz = 0; oz < g.od; ++oz) {
+            const int64_t depth = PlaneOf(g, oz, kz);
+            if (depth < 0) continue;
+            for (int64_t oy = 0; oy < g.oh; ++oy) {
+              const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
+              if (iy < 0 || iy >= g.h) continue;
+              for (int64_t ox = 0; ox < g.ow; ++ox) {
+                const int64_t ix = ox * g.sw - g.pl + kx * g.dw;
+                if (ix >= 0 && ix < g.w) volume[depth + iy * g.w + ix] += src[oz * opl + oy * g.ow + ox];
+              }
+            }
           }
         }
       }
@@ -159,7 +177,7 @@ absl::Status RunConvGrad(RunContext& ctx) {
   const HostTensor& wt = *ctx.inputs[2];
   const bool want_dx = plan.want_dx && ctx.outputs.size() > 1;
   const int64_t K = g.kdim(), P = g.pixels(), Mg = g.mg();
-  const int64_t plane_elems = g.cg() * g.h * g.w;
+  const int64_t plane_elems = g.cg() * g.volume();
   std::vector<half_bits> planes16(static_cast<size_t>(plane_elems)), col(static_cast<size_t>(K * P));
   std::vector<float> dw_acc(static_cast<size_t>(g.m * K), 0.0f), dw_img(static_cast<size_t>(Mg * K));
   std::vector<float> col_grad(want_dx ? static_cast<size_t>(K * P) : 0);
@@ -180,7 +198,7 @@ absl::Status RunConvGrad(RunContext& ctx) {
   for (int64_t img = 0; img < g.n; ++img) {
     for (int64_t grp = 0; grp < g.group; ++grp) {
       if (ctx.cancel != nullptr && ctx.cancel->load(std::memory_order_relaxed)) return absl::OkStatus();
-      const int64_t in_off = (img * g.c + grp * g.cg()) * g.h * g.w;
+      const int64_t in_off = (img * g.c + grp * g.cg()) * g.volume();
       if (x.type().dtype == v1::FLOAT16) {
         std::copy_n(x.as<half_bits>() + in_off, plane_elems, planes16.data());
       } else {

@@ -1,7 +1,8 @@
-// Conv (ONNX, 2-D, NCHW) on the Cube (group > 1 runs on the Vector unit:
-// grouped_conv.h), the way a Da Vinci core runs a dense one: one GEMM
-// per call over all images, rows = output pixels (N * OH * OW), columns = output
-// channels, depth = the taps (Cg * kh * kw) of a group; the groups are the GEMM's
+// Conv (ONNX, 2-D NCHW and 3-D NCDHW) on the Cube (a 2-D one with group > 1
+// runs on the Vector unit: grouped_conv.h), the way a Da Vinci core runs a
+// dense one: one GEMM per call over all images, rows = output pixels
+// (N * OD * OH * OW), columns = output channels, depth = the taps
+// (Cg * kd * kh * kw) of a group (the 3-D layout NDC1HWC0); the groups are the GEMM's
 // batch. MTE1's img2col lays the input under each tile's rows out as the Cube's A
 // (fp32 inputs rounded to fp16 there), B is the weights (packed into the Cube's
 // fractal layout once at plan time when they are constant), the accumulation is
@@ -33,30 +34,43 @@ using kernels::half_bits;
 
 absl::StatusOr<ConvGeometry> Geometry(const v1::Node& node, const NodeAttributes& attrs, const Shape& x,
                                       const Shape& wt) {
-  if (x.size() != 4 || wt.size() != 4) {
-    return NodeError(node, "only 2-D convolution (4-D input and weights) is supported, got input ",
+  if ((x.size() != 4 && x.size() != 5) || wt.size() != x.size()) {
+    return NodeError(node, "only 2-D and 3-D convolution (4-D or 5-D input and weights) is supported, got input ",
                      ShapeToString(x), " and weights ", ShapeToString(wt));
   }
-  ConvGeometry g{x[0], x[1], x[2], x[3], wt[0], wt[2], wt[3]};
+  const size_t sp = x.size() - 2;
+  const Shape kernel(wt.begin() + 2, wt.end());
   auto group = attrs.Int("group", 1);
-  auto s = attrs.Ints("strides", {1, 1});
-  auto d = attrs.Ints("dilations", {1, 1});
-  auto p = attrs.Ints("pads", {0, 0, 0, 0});
-  auto k = attrs.Ints("kernel_shape", {wt[2], wt[3]});
+  auto s = attrs.Ints("strides", std::vector<int64_t>(sp, 1));
+  auto d = attrs.Ints("dilations", std::vector<int64_t>(sp, 1));
+  auto p = attrs.Ints("pads", std::vector<int64_t>(2 * sp, 0));
+  auto k = attrs.Ints("kernel_shape", kernel);
   auto auto_pad = attrs.String("auto_pad", "NOTSET");
   for (const absl::Status& st : {group.status(), s.status(), d.status(), p.status(), k.status(), auto_pad.status()}) {
     if (!st.ok()) return st;
   }
-  if (s->size() != 2 || d->size() != 2 || p->size() != 4 || k->size() != 2) {
-    return NodeError(node, "attributes \"strides\", \"dilations\" and \"kernel_shape\" need 2 entries, \"pads\" 4; got ",
-                     s->size(), ", ", d->size(), ", ", k->size(), " and ", p->size());
+  if (s->size() != sp || d->size() != sp || p->size() != 2 * sp || k->size() != sp) {
+    return NodeError(node, "attributes \"strides\", \"dilations\" and \"kernel_shape\" need ", sp,
+                     " entries, \"pads\" ", 2 * sp, "; got ", s->size(), ", ", d->size(), ", ", k->size(), " and ",
+                     p->size());
   }
-  if ((*k)[0] != wt[2] || (*k)[1] != wt[3]) {
-    return NodeError(node, "attribute \"kernel_shape\" does not match the weights ", ShapeToString(wt));
-  }
+  if (*k != kernel) return NodeError(node, "attribute \"kernel_shape\" does not match the weights ", ShapeToString(wt));
+  // Axis a of the window (0: depth, 1: height, 2: width); a 2-D convolution has a unit depth.
+  const size_t lead = 3 - sp;
+  auto at = [&](const std::vector<int64_t>& v, size_t axis, int64_t unit) { return axis < lead ? unit : v[axis - lead]; };
+  const bool explicit_pads = *auto_pad == "NOTSET";
+  auto pad_of = [&](size_t axis, bool end) {
+    return axis < lead || !explicit_pads ? 0 : (*p)[axis - lead + (end ? sp : 0)];
+  };
+  ConvGeometry g;
+  g.spatial = static_cast<int64_t>(sp);
+  g.n = x[0], g.c = x[1], g.d = sp == 3 ? x[2] : 1, g.h = x[x.size() - 2], g.w = x[x.size() - 1];
+  g.m = wt[0], g.kd = sp == 3 ? wt[2] : 1, g.kh = wt[wt.size() - 2], g.kw = wt[wt.size() - 1];
   g.group = *group;
-  g.sh = (*s)[0], g.sw = (*s)[1], g.dh = (*d)[0], g.dw = (*d)[1];
-  if (*auto_pad == "NOTSET") g.pt = (*p)[0], g.pl = (*p)[1], g.pb = (*p)[2], g.pr = (*p)[3];
+  g.sd = at(*s, 0, 1), g.sh = at(*s, 1, 1), g.sw = at(*s, 2, 1);
+  g.dd = at(*d, 0, 1), g.dh = at(*d, 1, 1), g.dw = at(*d, 2, 1);
+  g.pf = pad_of(0, false), g.pt = pad_of(1, false), g.pl = pad_of(2, false);
+  g.pk = pad_of(0, true), g.pb = pad_of(1, true), g.pr = pad_of(2, true);
   if (g.group < 1 || g.c % g.group != 0 || g.m % g.group != 0) {
     return NodeError(node, "attribute \"group\" = ", g.group, " must divide input channels ", g.c,
                      " and output channels ", g.m);
@@ -66,18 +80,22 @@ absl::StatusOr<ConvGeometry> Geometry(const v1::Node& node, const NodeAttributes
                      ShapeToString(x), ", group ", g.group, ")");
   }
   // As torch: only the batch may be empty (no channels or pixels leave nothing to convolve).
-  if (g.c == 0 || g.h == 0 || g.w == 0 || g.m == 0) {
+  if (std::any_of(x.begin() + 1, x.end(), [](int64_t v) { return v == 0; }) || g.m == 0) {
     return NodeError(node, "input ", ShapeToString(x), " and weights ", ShapeToString(wt),
                      ": only the batch dimension may be 0");
   }
+  if (sp == 3 && g.group > 1) {
+    return NodeError(node, "3-D convolution with group = ", g.group, " is not supported (group 1 runs on the Cube)");
+  }
+  auto od = CheckedWindowOutput({g.d, g.kd, g.sd, g.dd, g.pf, g.pk, false}, "depth");
+  if (!od.ok()) return AtNode(node, od.status());
   auto oh = CheckedWindowOutput({g.h, g.kh, g.sh, g.dh, g.pt, g.pb, false}, "height");
   if (!oh.ok()) return AtNode(node, oh.status());
   auto ow = CheckedWindowOutput({g.w, g.kw, g.sw, g.dw, g.pl, g.pr, false}, "width");
   if (!ow.ok()) return AtNode(node, ow.status());
-  g.oh = *oh;
-  g.ow = *ow;
+  g.od = *od, g.oh = *oh, g.ow = *ow;
   // With an empty batch the output has no elements, so nothing else bounds one plane.
-  if (auto n = CheckedElements({g.oh, g.ow}, "the output plane"); !n.ok()) return AtNode(node, n.status());
+  if (auto n = CheckedElements({g.od, g.oh, g.ow}, "the output plane"); !n.ok()) return AtNode(node, n.status());
   return g;
 }
 
@@ -93,7 +111,7 @@ absl::StatusOr<std::vector<TensorType>> InferConv(InferContext& c) {
                      " elements");
   }
   if (auto s = PrepareConv(c, *g); !s.ok()) return s;
-  return std::vector<TensorType>{{x.dtype, {g->n, g->m, g->oh, g->ow}}};
+  return std::vector<TensorType>{{x.dtype, g->OutputShape()}};
 }
 
 // How a run calls the Cube, prepared once at plan time. The GEMM is the
@@ -115,7 +133,9 @@ struct ConvPlan {
 
 // What the device work of the GEMM depends on (conv_cube.h).
 ConvWorkShape WorkShape(const ConvGeometry& g) {
-  return {g.cg(), g.h, g.w, g.mg(), g.kh, g.kw, g.sh, g.dh, g.pt, g.oh, g.ow, false};
+  ConvWorkShape s{g.cg(), g.h, g.w, g.mg(), g.kh, g.kw, g.sh, g.dh, g.pt, g.oh, g.ow, false};
+  s.d = g.d, s.kd = g.kd, s.sd = g.sd, s.dd = g.dd, s.pf = g.pf, s.od = g.od;
+  return s;
 }
 
 kernels::Im2ColGeometry Im2ColOf(const ConvGeometry& g) {
@@ -127,8 +147,9 @@ kernels::Im2ColGeometry Im2ColOf(const ConvGeometry& g) {
   i.dh = g.dh, i.dw = g.dw;
   i.pt = g.pt, i.pl = g.pl;
   i.oh = g.oh, i.ow = g.ow;
-  i.image_stride = g.c * g.h * g.w;
-  i.group_stride = g.cg() * g.h * g.w;
+  i.d = g.d, i.kd = g.kd, i.sd = g.sd, i.dd = g.dd, i.pf = g.pf, i.od = g.od;
+  i.image_stride = g.c * g.volume();
+  i.group_stride = g.cg() * g.volume();
   return i;
 }
 

@@ -1,4 +1,4 @@
-// ConvTranspose (ONNX, 1-D and 2-D, NCHW; torch's ConvTranspose1d/2d) on the
+// ConvTranspose (ONNX, 1-D, 2-D and 3-D; torch's ConvTranspose1d/2d/3d) on the
 // Cube, as CANN runs it (Conv2DBackpropInput): the convolution of the input
 // with stride - 1 zeros between its elements, one GEMM per call over all
 // images: rows = output pixels (N * OH * OW), columns = output channels of a
@@ -30,19 +30,20 @@
 namespace npu::graph::ops {
 namespace {
 
-// 1-D convolutions are 2-D ones of height 1.
+// 1-D convolutions are 2-D ones of height 1, 2-D ones 3-D of depth 1.
 struct TransposedGeometry {
-  int64_t n = 0, c = 0, h = 1, w = 0;  // input
-  int64_t m = 0, kh = 1, kw = 1;       // output channels (all groups), kernel
+  int64_t n = 0, c = 0, d = 1, h = 1, w = 0;  // input
+  int64_t m = 0, kd = 1, kh = 1, kw = 1;      // output channels (all groups), kernel
   int64_t group = 1;
-  int64_t sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pl = 0;
-  int64_t oh = 1, ow = 0;
-  int spatial = 2;  // 1 or 2
+  int64_t sd = 1, sh = 1, sw = 1, dd = 1, dh = 1, dw = 1, pf = 0, pt = 0, pl = 0;
+  int64_t od = 1, oh = 1, ow = 0;
+  int spatial = 2;  // 1, 2 or 3
   int64_t cg() const { return c / group; }
   int64_t mg() const { return m / group; }
-  int64_t taps() const { return kh * kw; }
+  int64_t taps() const { return kd * kh * kw; }
   int64_t kdim() const { return cg() * taps(); }
-  int64_t pixels() const { return oh * ow; }
+  int64_t pixels() const { return od * oh * ow; }
+  int64_t volume() const { return d * h * w; }  // one input channel
 };
 
 // One spatial axis as the attributes give it.
@@ -70,9 +71,9 @@ absl::Status PadsForOutput(const v1::Node& node, int64_t out, bool same_upper, A
 
 absl::StatusOr<TransposedGeometry> Geometry(const v1::Node& node, const NodeAttributes& attrs, const Shape& x,
                                             const Shape& wt) {
-  if ((x.size() != 3 && x.size() != 4) || wt.size() != x.size()) {
+  if (x.size() < 3 || x.size() > 5 || wt.size() != x.size()) {
     return NodeError(node, "transposed convolution of input ", ShapeToString(x), " and weights ", ShapeToString(wt),
-                     " is not supported: only 1-D and 2-D (3-D or 4-D input and weights of the same rank)");
+                     " is not supported: only 1-D, 2-D and 3-D (3-D to 5-D input and weights of the same rank)");
   }
   const int sp = static_cast<int>(x.size()) - 2;
   const std::vector<int64_t> ones(sp, 1), zeros(sp, 0), zeros2(2 * sp, 0);
@@ -119,7 +120,8 @@ absl::StatusOr<TransposedGeometry> Geometry(const v1::Node& node, const NodeAttr
   std::vector<int64_t> out(n);
   for (size_t i = 0; i < n; ++i) {
     AxisAttrs a{x[2 + i], kernel[i], (*s)[i], (*d)[i], (*p)[i], (*p)[n + i], (*op)[i]};
-    const char* what = i + 1 == n ? "width" : "height";
+    const size_t from_end = n - 1 - i;  // 0: width, 1: height, 2: depth
+    const char* what = from_end == 0 ? "width" : from_end == 1 ? "height" : "depth";
     if (*auto_pad == "VALID") a.pad_begin = a.pad_end = 0;
     // The output before padding, checked before PadsForOutput's arithmetic uses it.
     auto natural = CheckedTransposedWindowOutput({a.in, a.kernel, a.stride, a.dilation, 0, 0, false},
@@ -144,10 +146,12 @@ absl::StatusOr<TransposedGeometry> Geometry(const v1::Node& node, const NodeAttr
       if (!o.ok()) return AtNode(node, o.status());
     }
     out[i] = *o;
-    if (i + 1 == n) {
+    if (from_end == 0) {
       g.w = a.in, g.kw = a.kernel, g.sw = a.stride, g.dw = a.dilation, g.pl = a.pad_begin, g.ow = *o;
-    } else {
+    } else if (from_end == 1) {
       g.h = a.in, g.kh = a.kernel, g.sh = a.stride, g.dh = a.dilation, g.pt = a.pad_begin, g.oh = *o;
+    } else {
+      g.d = a.in, g.kd = a.kernel, g.sd = a.stride, g.dd = a.dilation, g.pf = a.pad_begin, g.od = *o;
     }
   }
   // With an empty batch the output has no elements, so nothing else bounds one plane.
@@ -163,7 +167,7 @@ struct ConvTransposePlan {
   std::vector<float> bias;                              // when constant
 };
 
-// The weights [C, Mg, kh, kw] as op(B) of each group: taps (c, ky, kx) x Mg,
+// The weights [C, Mg, (kd,) kh, kw] as op(B) of each group: taps (c, kz, ky, kx) x Mg,
 // row-major, fp32 (the packing's one rounding to fp16 follows).
 std::vector<float> TapsByChannels(const HostTensor& wt, const TransposedGeometry& g) {
   const int64_t total = wt.type().elements(), taps = g.taps(), mg = g.mg();
@@ -187,14 +191,17 @@ absl::StatusOr<std::vector<TensorType>> InferConvTranspose(InferContext& c) {
   if (bias && c.inputs[2]->elements() != g.m) {
     return NodeError(c.node, "bias ", InputLabel(c.node, 2), " ", ToString(*c.inputs[2]), " needs ", g.m, " elements");
   }
-  const ConvWorkShape work{g.cg(), g.h, g.w, g.mg(), g.kh, g.kw, g.sh, g.dh, g.pt, g.oh, g.ow, true};
+  ConvWorkShape work{g.cg(), g.h, g.w, g.mg(), g.kh, g.kw, g.sh, g.dh, g.pt, g.oh, g.ow, true};
+  work.d = g.d, work.kd = g.kd, work.sd = g.sd, work.dd = g.dd, work.pf = g.pf, work.od = g.od;
   auto model = PlanCubeModel(c, g.n * g.group, g.mg(), g.pixels(), work.k_fractals() * 16);
   if (!model.ok()) return model.status();
   if (auto s = CheckColumnSliver(c, g.kdim(), g.n * g.pixels()); !s.ok()) return s;
   ConvTransposePlan plan;
   plan.g = g;
-  plan.gather = {g.cg(), g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.pt, g.pl, g.oh, g.ow, g.c * g.h * g.w,
-                 g.cg() * g.h * g.w, true};
+  plan.gather = {g.cg(), g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.pt, g.pl, g.oh, g.ow, g.c * g.volume(),
+                 g.cg() * g.volume(), true};
+  plan.gather.d = g.d, plan.gather.kd = g.kd, plan.gather.sd = g.sd, plan.gather.dd = g.dd, plan.gather.pf = g.pf;
+  plan.gather.od = g.od;
   AppendConvWork(work, g.n, g.group, *model, ElementSize(x.dtype), bias, *c.preset, plan.work);
   if (c.constants[1] != nullptr && !c.preset->exact_cube_operands) {  // the bench reads them as given
     const std::vector<float> b = TapsByChannels(*c.constants[1], g);
@@ -207,7 +214,8 @@ absl::StatusOr<std::vector<TensorType>> InferConvTranspose(InferContext& c) {
     LoadAsFloat(*c.constants[2], 0, 1, g.m, plan.bias.data());
   }
   Shape out{g.n, g.m};
-  if (g.spatial == 2) out.push_back(g.oh);
+  if (g.spatial == 3) out.push_back(g.od);
+  if (g.spatial >= 2) out.push_back(g.oh);
   out.push_back(g.ow);
   c.Prepare(std::move(plan));
   return std::vector<TensorType>{{x.dtype, out}};
@@ -241,7 +249,8 @@ absl::StatusOr<std::vector<int64_t>> ConvTransposeBeginPads(const v1::Node& node
   auto g = Geometry(node, NodeAttributes(node), x, w);
   if (!g.ok()) return g.status();
   if (g->spatial == 1) return std::vector<int64_t>{g->pl};
-  return std::vector<int64_t>{g->pt, g->pl};
+  if (g->spatial == 2) return std::vector<int64_t>{g->pt, g->pl};
+  return std::vector<int64_t>{g->pf, g->pt, g->pl};
 }
 
 void RegisterConvTransposeOp(OpRegistry& r) {

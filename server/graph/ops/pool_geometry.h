@@ -1,5 +1,6 @@
-// The window geometry of MaxPool and AveragePool (2-D, NCHW; ONNX attributes,
-// torch's ceil-mode rule), shared by the pools and their gradients.
+// The window geometry of MaxPool and AveragePool (2-D NCHW or 3-D NCDHW; ONNX
+// attributes, torch's ceil-mode rule), shared by the pools and their
+// gradients. A 2-D pool is the 3-D one of depth 1 (kd = 1, od = d = 1).
 #pragma once
 
 #include <algorithm>
@@ -18,6 +19,16 @@ struct PoolGeometry {
   int64_t pt = 0, pl = 0, pb = 0, pr = 0;
   int64_t oh = 0, ow = 0;
   bool include_pad = false;
+  // The depth axis (3-D): input depth, kernel, stride, dilation, front and back pads, output depth.
+  int64_t d = 1, kd = 1, sd = 1, dd = 1, pf = 0, pk = 0, od = 1;
+  int64_t h = 0, w = 0;  // the input plane
+  int64_t rank = 4;      // of the input: 4 or 5
+  int64_t in_volume() const { return d * h * w; }
+  int64_t out_volume() const { return od * oh * ow; }
+  // The pooled shape of an input of batch n and c channels.
+  Shape Pooled(int64_t n, int64_t c) const {
+    return rank == 5 ? Shape{n, c, od, oh, ow} : Shape{n, c, oh, ow};
+  }
 };
 
 // Taps k in [begin, end) of a window starting at `start` (stride `dilation`)
@@ -42,18 +53,22 @@ absl::StatusOr<PoolGeometry> PoolGeometryOf(const v1::Node& node, const NodeAttr
 // The attribute schema of MaxPool (`max`) or AveragePool, which their gradients share.
 std::vector<AttrDef> PoolAttributes(bool max);
 
-// AveragePool's divisor for output (oy, ox) of an h x w plane, as torch
+// AveragePool's count along one axis for the window at output `o`, as torch
 // divides: the window clipped to the padded input (count_include_pad), or to
 // the input itself.
-inline int64_t AverageDivisor(const PoolGeometry& g, int64_t h, int64_t w, int64_t oy, int64_t ox) {
-  const int64_t y0 = oy * g.sh - g.pt, x0 = ox * g.sw - g.pl;
-  if (g.include_pad) {
-    const int64_t y1 = std::min(y0 + g.kh, h + g.pb), x1 = std::min(x0 + g.kw, w + g.pr);
-    return (y1 - y0) * (x1 - x0);
-  }
-  const int64_t rows = std::min(y0 + g.kh, h) - std::max<int64_t>(y0, 0);
-  const int64_t cols = std::min(x0 + g.kw, w) - std::max<int64_t>(x0, 0);
-  return std::max<int64_t>(1, std::max<int64_t>(0, rows) * std::max<int64_t>(0, cols));
+inline int64_t AverageCount(bool include_pad, int64_t o, int64_t kernel, int64_t stride, int64_t pad_begin,
+                            int64_t pad_end, int64_t extent) {
+  const int64_t a = o * stride - pad_begin;
+  if (include_pad) return std::min(a + kernel, extent + pad_end) - a;
+  return std::max<int64_t>(0, std::min(a + kernel, extent) - std::max<int64_t>(a, 0));
+}
+
+// AveragePool's divisor for output (oz, oy, ox): the product of the counts.
+inline int64_t AverageDivisor(const PoolGeometry& g, int64_t oz, int64_t oy, int64_t ox) {
+  const int64_t n = AverageCount(g.include_pad, oz, g.kd, g.sd, g.pf, g.pk, g.d) *
+                    AverageCount(g.include_pad, oy, g.kh, g.sh, g.pt, g.pb, g.h) *
+                    AverageCount(g.include_pad, ox, g.kw, g.sw, g.pl, g.pr, g.w);
+  return std::max<int64_t>(1, n);
 }
 
 }  // namespace npu::graph::ops

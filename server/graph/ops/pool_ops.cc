@@ -1,8 +1,9 @@
-// MaxPool, AveragePool (2-D, NCHW; kernel_shape, strides, pads, dilations for
-// MaxPool, ceil_mode, count_include_pad) and GlobalAveragePool (any spatial
-// rank) on the Vector unit. A pooled plane is loaded into UB padded (and split
-// by the horizontal stride), then each output row is built by one Vector pass
-// per kernel tap (kernels/stencil.h).
+// MaxPool, AveragePool (2-D NCHW and 3-D NCDHW; kernel_shape, strides, pads,
+// dilations for MaxPool, ceil_mode, count_include_pad) and GlobalAveragePool
+// (any spatial rank) on the Vector unit. A pooled plane is loaded into UB
+// padded (and split by the horizontal stride), then each output row is built
+// by one Vector pass per kernel tap (kernels/stencil.h); a 3-D window's depth
+// taps are that many planes of one stencil.
 #include <algorithm>
 #include <limits>
 #include <vector>
@@ -22,18 +23,20 @@ namespace npu::graph::ops {
 
 absl::StatusOr<PoolGeometry> PoolGeometryOf(const v1::Node& node, const NodeAttributes& attrs, const Shape& x,
                                             bool max) {
-  if (x.size() != 4) {
-    return NodeError(node, InputLabel(node, 0), " must be 4-D (N, C, H, W), got rank ", x.size());
+  if (x.size() != 4 && x.size() != 5) {
+    return NodeError(node, InputLabel(node, 0), " must be 4-D (N, C, H, W) or 5-D (N, C, D, H, W), got rank ",
+                     x.size());
   }
+  const size_t sp = x.size() - 2;  // spatial axes
   // torch pools only batches that are empty: a window over no channels or no pixels is undefined.
-  if (x[1] == 0 || x[2] == 0 || x[3] == 0) {
+  if (std::any_of(x.begin() + 1, x.end(), [](int64_t v) { return v == 0; })) {
     return NodeError(node, InputLabel(node, 0), " ", ShapeToString(x),
                      ": only the batch dimension may be 0 (channels and spatial dims need >= 1)");
   }
   auto k = attrs.Ints("kernel_shape", {});
-  auto s = attrs.Ints("strides", {1, 1});
-  auto d = attrs.Ints("dilations", {1, 1});
-  auto p = attrs.Ints("pads", {0, 0, 0, 0});
+  auto s = attrs.Ints("strides", std::vector<int64_t>(sp, 1));
+  auto d = attrs.Ints("dilations", std::vector<int64_t>(sp, 1));
+  auto p = attrs.Ints("pads", std::vector<int64_t>(2 * sp, 0));
   auto ceil = attrs.Int("ceil_mode", 0);
   auto pad = attrs.Int("count_include_pad", 0);
   auto auto_pad = attrs.String("auto_pad", "NOTSET");
@@ -42,30 +45,50 @@ absl::StatusOr<PoolGeometry> PoolGeometryOf(const v1::Node& node, const NodeAttr
                                  auto_pad.status(), order.status()}) {
     if (!st.ok()) return st;
   }
-  if (k->size() != 2) return NodeError(node, "attribute \"kernel_shape\" must have 2 entries, got ", k->size());
-  if (s->size() != 2 || d->size() != 2 || p->size() != 4) {
-    return NodeError(node, "attributes \"strides\" and \"dilations\" need 2 entries, \"pads\" 4; got ", s->size(),
-                     ", ", d->size(), " and ", p->size());
+  if (k->size() != sp) {
+    return NodeError(node, "attribute \"kernel_shape\" must have ", sp, " entries (input ", ShapeToString(x),
+                     "), got ", k->size());
+  }
+  if (s->size() != sp || d->size() != sp || p->size() != 2 * sp) {
+    return NodeError(node, "attributes \"strides\" and \"dilations\" need ", sp, " entries, \"pads\" ", 2 * sp,
+                     "; got ", s->size(), ", ", d->size(), " and ", p->size());
   }
   if (*order != 0) return NodeError(node, "attribute \"storage_order\" must be 0");
-  if (!max && ((*d)[0] != 1 || (*d)[1] != 1)) return NodeError(node, "AveragePool dilations must be 1");
-  PoolGeometry g{(*k)[0], (*k)[1], (*s)[0], (*s)[1], (*d)[0], (*d)[1], (*p)[0], (*p)[1], (*p)[2], (*p)[3]};
-  if (*auto_pad == "VALID") g.pt = g.pl = g.pb = g.pr = 0;
+  if (!max && std::any_of(d->begin(), d->end(), [](int64_t v) { return v != 1; })) {
+    return NodeError(node, "AveragePool dilations must be 1");
+  }
+  // Axis a of the window (0: depth, 1: height, 2: width); a 2-D pool has a unit depth.
+  const size_t lead = 3 - sp;
+  auto at = [&](const std::vector<int64_t>& v, size_t axis, int64_t unit) { return axis < lead ? unit : v[axis - lead]; };
+  auto pad_of = [&](size_t axis, bool end) { return axis < lead ? 0 : (*p)[axis - lead + (end ? sp : 0)]; };
+  PoolGeometry g;
+  g.rank = static_cast<int64_t>(x.size());
+  g.kd = at(*k, 0, 1), g.kh = at(*k, 1, 1), g.kw = at(*k, 2, 1);
+  g.sd = at(*s, 0, 1), g.sh = at(*s, 1, 1), g.sw = at(*s, 2, 1);
+  g.dd = at(*d, 0, 1), g.dh = at(*d, 1, 1), g.dw = at(*d, 2, 1);
+  g.pf = pad_of(0, false), g.pt = pad_of(1, false), g.pl = pad_of(2, false);
+  g.pk = pad_of(0, true), g.pb = pad_of(1, true), g.pr = pad_of(2, true);
+  if (*auto_pad == "VALID") g.pf = g.pk = g.pt = g.pl = g.pb = g.pr = 0;
   g.include_pad = *pad != 0;
+  g.d = sp == 3 ? x[2] : 1, g.h = x[x.size() - 2], g.w = x[x.size() - 1];
   const bool ceil_mode = *ceil != 0;
-  auto oh = CheckedWindowOutput({x[2], g.kh, g.sh, g.dh, g.pt, g.pb, ceil_mode}, "height");
+  auto od = CheckedWindowOutput({g.d, g.kd, g.sd, g.dd, g.pf, g.pk, ceil_mode}, "depth");
+  if (!od.ok()) return AtNode(node, od.status());
+  auto oh = CheckedWindowOutput({g.h, g.kh, g.sh, g.dh, g.pt, g.pb, ceil_mode}, "height");
   if (!oh.ok()) return AtNode(node, oh.status());
-  auto ow = CheckedWindowOutput({x[3], g.kw, g.sw, g.dw, g.pl, g.pr, ceil_mode}, "width");
+  auto ow = CheckedWindowOutput({g.w, g.kw, g.sw, g.dw, g.pl, g.pr, ceil_mode}, "width");
   if (!ow.ok()) return AtNode(node, ow.status());
   // torch's rule: a pad larger than half the kernel makes windows of padding only.
-  if (g.pt > g.kh / 2 || g.pb > g.kh / 2 || g.pl > g.kw / 2 || g.pr > g.kw / 2) {
-    return NodeError(node, "attribute \"pads\" = [", g.pt, ",", g.pl, ",", g.pb, ",", g.pr,
-                     "]: each pad must be at most half the kernel (", g.kh, "x", g.kw, ")");
+  for (size_t a = lead; a < 3; ++a) {
+    const int64_t kernel = (*k)[a - lead];
+    if (pad_of(a, false) > kernel / 2 || pad_of(a, true) > kernel / 2) {
+      return NodeError(node, "attribute \"pads\" = ", ShapeToString(*p),
+                       ": each pad must be at most half the kernel ", ShapeToString(*k));
+    }
   }
-  g.oh = *oh;
-  g.ow = *ow;
+  g.od = *od, g.oh = *oh, g.ow = *ow;
   // With an empty batch the output has no elements, so nothing else bounds one plane.
-  if (auto n = CheckedElements({g.oh, g.ow}, "the output plane"); !n.ok()) return AtNode(node, n.status());
+  if (auto n = CheckedElements({g.od, g.oh, g.ow}, "the output plane"); !n.ok()) return AtNode(node, n.status());
   return g;
 }
 
@@ -87,18 +110,23 @@ absl::StatusOr<std::vector<TensorType>> InferPool(InferContext& c, bool max) {
   }
   auto g = PoolGeometryOf(c.node, c.attrs, x.shape, max);
   if (!g.ok()) return g.status();
-  return std::vector<TensorType>{{x.dtype, {x.shape[0], x.shape[1], g->oh, g->ow}}};
+  return std::vector<TensorType>{{x.dtype, g->Pooled(x.shape[0], x.shape[1])}};
 }
 
 // AveragePool's divisor per output position (AverageDivisor, pool_geometry.h).
-std::vector<float> AverageDivisors(const PoolGeometry& g, int64_t h, int64_t w) {
-  std::vector<float> d(static_cast<size_t>(g.oh * g.ow));
-  for (int64_t oy = 0; oy < g.oh; ++oy) {
-    for (int64_t ox = 0; ox < g.ow; ++ox) d[oy * g.ow + ox] = static_cast<float>(AverageDivisor(g, h, w, oy, ox));
+std::vector<float> AverageDivisors(const PoolGeometry& g) {
+  std::vector<float> d(static_cast<size_t>(g.out_volume()));
+  for (int64_t oz = 0, i = 0; oz < g.od; ++oz) {
+    for (int64_t oy = 0; oy < g.oh; ++oy) {
+      for (int64_t ox = 0; ox < g.ow; ++ox) d[i++] = static_cast<float>(AverageDivisor(g, oz, oy, ox));
+    }
   }
   return d;
 }
 
+// Each output plane oz of a volume is the 2-D stencil over the input planes
+// its window's depth taps land on, as one stencil of that many channels: the
+// taps in (depth, ky, kx) order. A 2-D pool is the volume of one plane.
 absl::Status RunPool(RunContext& ctx, bool max) {
   const HostTensor& x = *ctx.inputs[0];
   const HostTensor& out = ctx.outputs[0];
@@ -106,44 +134,65 @@ absl::Status RunPool(RunContext& ctx, bool max) {
   auto geo = PoolGeometryOf(ctx.node, ctx.attrs, s, max);
   if (!geo.ok()) return geo.status();
   const PoolGeometry& g = *geo;
-  const int64_t h = s[2], w = s[3], planes = s[0] * s[1];
-  if (planes == 0 || g.oh == 0 || g.ow == 0) return absl::OkStatus();
+  const int64_t h = g.h, w = g.w, plane = h * w, vol = g.in_volume(), opl = g.oh * g.ow, volumes = s[0] * s[1];
+  if (volumes == 0 || g.out_volume() == 0) return absl::OkStatus();
   kernels::StencilShape st;
   st.h = h, st.w = w, st.oh = g.oh, st.ow = g.ow, st.kh = g.kh, st.kw = g.kw;
   st.sh = g.sh, st.sw = g.sw, st.dh = g.dh, st.dw = g.dw, st.pt = g.pt, st.pl = g.pl;
-  const std::vector<float> divisors = max ? std::vector<float>{} : AverageDivisors(g, h, w);
+  const std::vector<float> divisors = max ? std::vector<float>{} : AverageDivisors(g);
   const float pad = max ? -std::numeric_limits<float>::infinity() : 0.0f;
   const int64_t bytes = static_cast<int64_t>(ElementSize(x.type().dtype));
   const bool saturate = ctx.preset.fp16_saturation;
   const bool fp16 = x.type().dtype == v1::FLOAT16;
   const kernels::VectorKernelSet& k = kernels::VectorKernels();
   const kernels::StencilOp op = max ? kernels::StencilOp::kMax : kernels::StencilOp::kSum;
-  const bool padded_plane = kernels::PaddingIsCheap(st);
-  const kernels::StencilPlan plan = padded_plane ? kernels::PlanStencil(st, 1) : kernels::StencilPlan{};
-  // One Vector pass per kernel tap over the output plane, in the input type's lanes.
-  const device::TileWork plane_work =
-      VectorChunkWork(g.oh * g.ow, h * w * bytes, g.oh * g.ow * bytes, bytes,
-                      g.kh * g.kw * device::VectorPasses(device::VectorKernel::kPoolTap));
-  ForEachUnitTile(ctx, planes, [&](device::TileWork& work, int64_t p0, int64_t p1) {
+  // The padded planes of a volume lie one after the other, so the depth taps
+  // of a window are consecutive planes when they are consecutive slices.
+  const bool padded_planes = kernels::PaddingIsCheap(st) && g.dd == 1;
+  std::vector<kernels::StencilPlan> plans;  // by the number of depth taps inside the input
+  for (int64_t n = 0; padded_planes && n <= std::min(g.kd, g.d); ++n) {
+    plans.push_back(n == 0 ? kernels::StencilPlan{} : kernels::PlanStencil(st, static_cast<size_t>(n)));
+  }
+  const int64_t plane_floats = padded_planes ? plans[1].plane_floats : plane;
+  ForEachUnitTile(ctx, volumes, [&](device::TileWork& work, int64_t p0, int64_t p1) {
     thread_local std::vector<float> buf, res;
-    buf.resize(static_cast<size_t>(padded_plane ? plan.plane_floats : h * w));
+    buf.resize(static_cast<size_t>(g.d * plane_floats));
+    res.resize(static_cast<size_t>(opl));
+    std::vector<const float*> taps(static_cast<size_t>(g.kd));
     for (int64_t p = p0; p < p1; ++p) {
-      const void* plane = fp16 ? static_cast<const void*>(x.as<kernels::half_bits>() + p * h * w)
-                               : static_cast<const void*>(x.as<float>() + p * h * w);
-      if (padded_plane) {
-        kernels::PadPlane(plan, plane, fp16, pad, buf.data());
-        work.overflow_elements += k.stencil(op, plan, buf.data(), nullptr, pad, max ? nullptr : divisors.data(),
-                                            DstAt(out, p * g.oh * g.ow), saturate);
-      } else {  // a kernel far larger than the input: only its taps inside
-        LoadAsFloat(x, p * h * w, 1, h * w, buf.data());
-        res.resize(static_cast<size_t>(g.oh * g.ow));
-        const float* in = buf.data();
-        kernels::StencilSkippingPadding(op, st, &in, 1, nullptr, pad, max ? nullptr : divisors.data(), res.data());
-        work.overflow_elements += StoreFromFloat(out, p * g.oh * g.ow, g.oh * g.ow, res.data(), saturate);
+      for (int64_t iz = 0; iz < g.d; ++iz) {
+        const int64_t at = p * vol + iz * plane;
+        if (padded_planes) {
+          const void* in = fp16 ? static_cast<const void*>(x.as<kernels::half_bits>() + at)
+                                : static_cast<const void*>(x.as<float>() + at);
+          kernels::PadPlane(plans[1], in, fp16, pad, buf.data() + iz * plane_floats);
+        } else {  // kernels far larger than the input, or dilated depth: only the taps inside
+          LoadAsFloat(x, at, 1, plane, buf.data() + iz * plane);
+        }
       }
-      work += plane_work;
+      work.mte2_bytes += static_cast<uint64_t>(vol * bytes);
+      for (int64_t oz = 0; oz < g.od; ++oz) {
+        const int64_t z0 = oz * g.sd - g.pf;
+        const TapRange zs = TapsInside(z0, g.kd, g.dd, g.d);
+        const int64_t count = zs.end - zs.begin, first = z0 + zs.begin * g.dd;
+        const float* divisor = max ? nullptr : divisors.data() + oz * opl;
+        const int64_t dst = (p * g.od + oz) * opl;
+        if (padded_planes && count > 0) {
+          work.overflow_elements += k.stencil(op, plans[static_cast<size_t>(count)], buf.data() + first * plane_floats,
+                                              nullptr, pad, divisor, DstAt(out, dst), saturate);
+        } else {
+          for (int64_t t = 0; t < count; ++t) taps[t] = buf.data() + (first + t * g.dd) * plane;
+          kernels::StencilSkippingPadding(op, st, taps.data(), static_cast<size_t>(count), nullptr, pad, divisor,
+                                          res.data());
+          work.overflow_elements += StoreFromFloat(out, dst, opl, res.data(), saturate);
+        }
+        // One Vector pass per kernel tap over the output plane, in the input type's lanes.
+        work += VectorChunkWork(opl, 0, opl * bytes, bytes,
+                                std::max<int64_t>(count, 1) * g.kh * g.kw *
+                                    device::VectorPasses(device::VectorKernel::kPoolTap));
+      }
     }
-  }, planes * (h * w + g.oh * g.ow * g.kh * g.kw));
+  }, volumes * (vol + g.out_volume() * g.kd * g.kh * g.kw));
   return absl::OkStatus();
 }
 
