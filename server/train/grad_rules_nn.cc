@@ -285,6 +285,7 @@ void AddNnGradRules(std::map<std::string, GradRule>& rules) {
   rules["LayerNormalization"] = LayerNormRule;
   rules["BatchNormalization"] = BatchNormRule;
   rules["MaxPool"] = [](GradContext& c) { return PoolRule(c, "MaxPoolGrad"); };
+  rules["LpPool"] = [](GradContext& c) { return PoolRule(c, "LpPoolGrad"); };
   rules["AveragePool"] = [](GradContext& c) { return PoolRule(c, "AveragePoolGrad"); };
   rules["GlobalAveragePool"] = GlobalAveragePoolRule;
   rules["Conv"] = ConvRule;

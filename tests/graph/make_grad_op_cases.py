@@ -19,7 +19,7 @@ import torch.nn.functional as F
 
 import op_cases
 from dropout_mask import dropout_mask
-from op_cases import FLOATS, OUT, POOL_GEOMETRIES, POOLS_3D, case, cube, rand
+from op_cases import FLOATS, LP_POOLS, OUT, POOL_GEOMETRIES, POOLS_3D, case, cube, lp_pool_ref, rand
 from rnn_reference import onnx_rnn
 
 aten = torch.ops.aten
@@ -354,5 +354,17 @@ for dt in FLOATS:
                 (gx,) = torch.autograd.grad(y, xv, f64(dy))
                 case("AveragePoolGrad3d_%s_%d_%d" % (dt.__name__, i, cip), "AveragePoolGrad", {"dy": dy, "x": x},
                      {"dx": out(gx, dt)}, attrs=dict(attrs, count_include_pad=cip))
+
+# ---- LpPoolGrad: torch.autograd through the float64 LpPool --------------------------------------
+for dt in FLOATS:
+    for i, lpp in enumerate(LP_POOLS):
+        x = rand((2, 3, 5, 7, 6)[:2 + len(lpp["k"])], dt, -2, 2)
+        xv = f64(x).requires_grad_()
+        y = lp_pool_ref(xv, lpp["norm"], lpp["k"], lpp["s"], lpp["p"], lpp["ceil"])
+        dy = rand(tuple(y.shape), dt, -1, 1)
+        (gx,) = torch.autograd.grad(y, xv, f64(dy))
+        case("LpPoolGrad_%s_%d" % (dt.__name__, i), "LpPoolGrad", {"dy": dy, "x": x}, {"dx": out(gx, dt)},
+             attrs={"kernel_shape": list(lpp["k"]), "strides": list(lpp["s"]), "pads": list(lpp["p"]) * 2,
+                    "p": lpp["norm"], "ceil_mode": lpp["ceil"]})
 
 print("wrote %d cases to %s" % (op_cases.count, OUT))

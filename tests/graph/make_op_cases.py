@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 
 import op_cases
-from op_cases import FLOATS, OUT, POOL_GEOMETRIES, POOLS_3D, back, case, cube, rand, rng, t  # noqa: F401
+from op_cases import FLOATS, LP_POOLS, OUT, POOL_GEOMETRIES, POOLS_3D, back, case, cube, rand, rng, t, lp_pool_ref  # noqa: F401,E501
 from rnn_reference import onnx_rnn, torch_to_onnx_gates
 
 # ---- binary elementwise with broadcasting ------------------------------------
@@ -305,6 +305,16 @@ for dt in FLOATS:
         case("Conv3d_%s_%d" % (dt.__name__, i), "Conv", {"x": x}, {"y": ref.numpy().astype(dt)}, inits=inits,
              attrs={"strides": list(cv["s"]), "pads": list(cv["p"]) * 2, "dilations": list(cv["d"]),
                     "kernel_shape": list(cv["k"])})
+    # 1-D without kernel_shape (the weights' shape gives it): dense on the Cube, depthwise on the Vector unit.
+    for i, (xs, ws, attrs) in enumerate([((2, 3, 11), (4, 3, 3), {"pads": [1, 1], "strides": [2]}),
+                                          ((1, 4, 9), (4, 1, 3), {"pads": [2, 0], "dilations": [2], "group": 4})]):
+        x, w = rand(xs, dt, -1, 1), rand(ws, dt, -1, 1)
+        g = attrs.get("group", 1)
+        operand = cube if g == 1 else (lambda a: torch.from_numpy(a.astype(np.float64)))
+        xp = F.pad(operand(x), attrs["pads"])
+        ref = F.conv1d(xp, operand(w), None, attrs.get("strides", [1]), 0, attrs.get("dilations", [1]), g)
+        case("Conv1d_%s_%d" % (dt.__name__, i), "Conv", {"x": x}, {"y": ref.numpy().astype(dt)}, inits={"w": w},
+             attrs=attrs)
     x = rand((2, 3, 5, 7, 6), dt)
     for i, pp in enumerate(POOLS_3D):
         attrs = {"kernel_shape": list(pp["k"]), "strides": list(pp["s"]), "pads": list(pp["p"]) * 2,
@@ -318,6 +328,16 @@ for dt in FLOATS:
                                    count_include_pad=bool(cip))
                 case("AveragePool3d_%s_%d_%d" % (dt.__name__, i, cip), "AveragePool", {"x": x}, {"y": back(ref, dt)},
                      attrs=dict(attrs, count_include_pad=cip))
+
+# ---- LpPool (Vector: |x|^p summed in fp32, the p-th root, one rounding) --------------------------
+for dt in FLOATS:
+    for i, lpp in enumerate(LP_POOLS):
+        x = rand((2, 3, 5, 7, 6)[:2 + len(lpp["k"])], dt, -2, 2)
+        ref = lp_pool_ref(torch.from_numpy(x.astype(np.float64)), lpp["norm"], lpp["k"], lpp["s"], lpp["p"],
+                          lpp["ceil"])
+        case("LpPool_%s_%d" % (dt.__name__, i), "LpPool", {"x": x}, {"y": back(ref, dt)},
+             attrs={"kernel_shape": list(lpp["k"]), "strides": list(lpp["s"]), "pads": list(lpp["p"]) * 2,
+                    "p": lpp["norm"], "ceil_mode": lpp["ceil"]})
 
 # ---- data movement (exact) -------------------------------------------------------------------
 for dt in [np.float16, np.float32, np.int32, np.int64, np.bool_]:
@@ -576,9 +596,10 @@ for dt in [np.float16, np.float32, np.int64, np.bool_]:
     ref2[0, 2], ref2[2, 0] = upd2[0], upd2[1]
     case("ScatterND2_%s" % n, "ScatterND", {"d": data, "i": sidx2, "u": upd2}, {"y": ref2})
     if dt != np.bool_:
-        ref3 = data.astype(np.float64 if dt in FLOATS else np.int64).copy()
+        # Updates apply in order, each result in data's dtype (ONNX's reference): a repeated index rounds twice.
+        ref3 = data.copy()
         for j in range(3):
-            ref3[sidx[j, 0]] += upd[j]
+            ref3[sidx[j, 0]] = (ref3[sidx[j, 0]].astype(np.float64 if dt in FLOATS else np.int64) + upd[j]).astype(dt)
         case("ScatterNDAdd_%s" % n, "ScatterND", {"d": data, "i": sidx, "u": upd}, {"y": ref3.astype(dt)},
              attrs={"reduction": "add"})
     xd = rand((2, 8, 3, 5), dt)

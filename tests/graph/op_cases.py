@@ -115,6 +115,18 @@ FLOATS = [np.float16, np.float32]
 # Pooling windows the forward and gradient cases share: kernel, stride, pad, dilation, ceil mode.
 POOL_GEOMETRIES = [dict(k=3, s=2, p=1, d=1, ceil=0), dict(k=2, s=2, p=0, d=1, ceil=1),
                    dict(k=3, s=1, p=0, d=2, ceil=0), dict(k=3, s=3, p=1, d=1, ceil=1)]
+def lp_pool_ref(x, p, kernel, strides, pads, ceil):
+    """ONNX's LpPool in float64: (sum over the window of |x|^p)^(1/p), padding adding 0 (symmetric pads)."""
+    pool = {2: torch.nn.functional.avg_pool2d, 3: torch.nn.functional.avg_pool3d}[len(kernel)]
+    s = pool(x.abs() ** p, kernel, strides, pads, ceil_mode=bool(ceil), count_include_pad=True, divisor_override=1)
+    return s ** (1.0 / p)
+
+
+# LpPool's windows and exponents: 2-D and 3-D, p = 1, 2, 3, ceil mode.
+LP_POOLS = [dict(k=(3, 3), s=(2, 2), p=(1, 1), norm=2, ceil=0), dict(k=(2, 3), s=(1, 2), p=(0, 1), norm=1, ceil=1),
+            dict(k=(3, 2), s=(2, 1), p=(1, 0), norm=3, ceil=0), dict(k=(2, 2, 3), s=(1, 2, 2), p=(1, 0, 1), norm=2,
+                                                                       ceil=0)]
+
 # 3-D windows (depth, height, width): asymmetric kernels and strides, ceil mode, a dilated depth.
 POOLS_3D = [dict(k=(2, 3, 3), s=(1, 2, 2), p=(0, 1, 1), d=(1, 1, 1), ceil=0),
             dict(k=(3, 3, 3), s=(2, 2, 2), p=(1, 1, 1), d=(1, 1, 1), ceil=1),

@@ -147,7 +147,7 @@ std::vector<Case> Cases() {
   bad("Gemm", "scalar", [] { return OneNode("Gemm").Input("a", v1::FLOAT32, {}, {1}).Input("b", v1::FLOAT32, {}, {1}); },
       "must be 2-D");
   bad("Conv", "scalar", [] { return OneNode("Conv").Input("x", v1::FLOAT32, {}, {1}).Input("w", v1::FLOAT32, {}, {1}); },
-      "only 2-D and 3-D convolution");
+      "only 1-D, 2-D and 3-D convolution");
   bad("ConvTranspose", "scalar",
       [] { return OneNode("ConvTranspose").Input("x", v1::FLOAT32, {}, {1}).Input("w", v1::FLOAT32, {}, {1}); },
       "only 1-D, 2-D and 3-D");
@@ -161,9 +161,9 @@ std::vector<Case> Cases() {
      {kX});
   bad("Einsum", "a label for a scalar",
       [] { return OneNode("Einsum").Input("x", v1::FLOAT32, {}, {kX}).Str("equation", "i->i"); }, "1 labels for");
-  for (const std::string op : {"MaxPool", "AveragePool"}) {
+  for (const std::string op : {"MaxPool", "AveragePool", "LpPool"}) {
     bad(op, "scalar", [op] { return OneNode(op).Input("x", v1::FLOAT32, {}, {1}).Ints("kernel_shape", {1, 1}); },
-        "must be 4-D");
+        "4-D (N, C, H, W)");
   }
   bad("GlobalAveragePool", "scalar", scalar("GlobalAveragePool"), "of rank >= 3");
 
@@ -232,16 +232,16 @@ std::vector<Case> Cases() {
     for (const char* in : {"dy", "x", "s"}) n.Input(in, v1::FLOAT32, {}, {1});
     return n.Outputs(3);
   }, "needs rank >= 2");
-  for (const std::string op : {"MaxPoolGrad", "AveragePoolGrad"}) {
+  for (const std::string op : {"MaxPoolGrad", "AveragePoolGrad", "LpPoolGrad"}) {
     bad(op, "scalars", [op] { return OneNode(op).Input("dy", v1::FLOAT32, {}, {1}).Input("x", v1::FLOAT32, {}, {1}).Ints(
                                   "kernel_shape", {1, 1}); },
-        "must be 4-D");
+        "4-D (N, C, H, W)");
   }
   bad("ConvGrad", "scalars", [] {
     OneNode n("ConvGrad");
     for (const char* in : {"dy", "x", "w"}) n.Input(in, v1::FLOAT32, {}, {1});
     return n;
-  }, "only 2-D and 3-D convolution");
+  }, "only 1-D, 2-D and 3-D convolution");
   ok("GatherGrad", "scalar index and gradient", [] {
     return OneNode("GatherGrad").Input("dy", v1::FLOAT32, {}, {kX}).Const("i", v1::INT64, {}, {-1}).Input(
         "x", v1::FLOAT32, {3}, {5, 6, 7});

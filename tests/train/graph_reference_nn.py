@@ -130,6 +130,13 @@ def evaluate_nn(n, op, ins):
         return [v, i]
     if op == "Resize":
         return _resize(n, x, ins[2] if len(ins) > 2 else None, ins[3] if len(ins) > 3 else None)
+    if op == "LpPool":  # (sum of |x|^p over the window)^(1/p), padding adding 0
+        k = attr(n, "kernel_shape")
+        sp, p = len(k), attr(n, "p", 2)
+        pads = attr(n, "pads", [0] * (2 * sp))[:sp]
+        pool = {1: F.avg_pool1d, 2: F.avg_pool2d, 3: F.avg_pool3d}[sp]
+        s = pool(x.abs() ** p, k, attr(n, "strides", [1] * sp), pads, count_include_pad=True) * math.prod(k)
+        return [s ** (1.0 / p)]
     if op in ("LSTM", "GRU"):
         from rnn_reference import onnx_rnn
         return onnx_rnn(op, ins, n.get("attrs", {}))

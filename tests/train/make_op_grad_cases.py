@@ -233,6 +233,11 @@ case("conv3d", [node("op", "Conv", ["x", "w", "bias"], ["y"], kernel_shape=[2, 3
      {"x": f32(2, 3, 5, 6, 5), "w": f32(4, 3, 2, 3, 3), "bias": f32(4)})
 case("maxpool3d", [node("op", "MaxPool", ["x"], ["y"], kernel_shape=[2, 3, 3], strides=[2, 2, 1],
                         pads=[1, 1, 1, 1, 1, 1])], {"x": f32(2, 2, 5, 6, 7)})
+case("conv1d_no_kernel_shape", [node("op", "Conv", ["x", "w", "bias"], ["y"], strides=[2], pads=[1, 2])],
+     {"x": f32(2, 3, 9), "w": f32(4, 3, 3), "bias": f32(4)})
+case("lppool_1d", [node("op", "LpPool", ["x"], ["y"], kernel_shape=[3], strides=[2], pads=[1, 1], p=3)],
+     {"x": f32(2, 3, 9)})
+case("lppool_2d", [node("op", "LpPool", ["x"], ["y"], kernel_shape=[2, 3], strides=[1, 2])], {"x": f32(2, 2, 5, 7)})
 case("convt_3d", [node("op", "ConvTranspose", ["x", "w", "bias"], ["y"], strides=[2, 1, 2], pads=[1, 0, 1, 0, 1, 1],
                       output_padding=[1, 0, 0])], {"x": f32(2, 3, 3, 4, 4), "w": f32(3, 2, 2, 3, 3), "bias": f32(2)})
 case("avgpool3d_ceil", [node("op", "AveragePool", ["x"], ["y"], kernel_shape=[3, 2, 3], strides=[2, 2, 2],

@@ -1,7 +1,8 @@
-// The geometry of a 2-D or 3-D convolution (ONNX Conv attributes over NCHW or
-// NCDHW input and [M, C/group, (kd,) kh, kw] weights), shared by Conv and its
-// gradient (ConvGrad): one parser and validator. A 2-D convolution is the 3-D
-// one of depth 1 (d = kd = od = 1).
+// The geometry of a 1-D, 2-D or 3-D convolution (ONNX Conv attributes over
+// NCL, NCHW or NCDHW input and [M, C/group, (kd,) (kh,) kw] weights), shared
+// by Conv and its gradient (ConvGrad): one parser and validator. A 2-D
+// convolution is the 3-D one of depth 1 (d = kd = od = 1), a 1-D one the 2-D
+// one of height 1.
 #pragma once
 
 #include <cstdint>
@@ -21,13 +22,15 @@ struct ConvGeometry {
   int64_t oh = 0, ow = 0;
   // The depth axis (3-D): input depth, kernel, stride, dilation, front and back pads, output depth.
   int64_t d = 1, kd = 1, sd = 1, dd = 1, pf = 0, pk = 0, od = 1;
-  int64_t spatial = 2;  // 2 or 3
+  int64_t spatial = 2;  // 1 (a unit height, too), 2 or 3
   int64_t cg() const { return c / group; }
   int64_t mg() const { return m / group; }
   int64_t kdim() const { return cg() * kd * kh * kw; }
   int64_t pixels() const { return od * oh * ow; }
   int64_t volume() const { return d * h * w; }  // one input channel
-  Shape OutputShape() const { return spatial == 3 ? Shape{n, m, od, oh, ow} : Shape{n, m, oh, ow}; }
+  Shape OutputShape() const {
+    return spatial == 3 ? Shape{n, m, od, oh, ow} : spatial == 2 ? Shape{n, m, oh, ow} : Shape{n, m, ow};
+  }
 };
 
 // Validates the node's attributes against input `x` and weights `w` and

@@ -34,8 +34,8 @@ using kernels::half_bits;
 
 absl::StatusOr<ConvGeometry> Geometry(const v1::Node& node, const NodeAttributes& attrs, const Shape& x,
                                       const Shape& wt) {
-  if ((x.size() != 4 && x.size() != 5) || wt.size() != x.size()) {
-    return NodeError(node, "only 2-D and 3-D convolution (4-D or 5-D input and weights) is supported, got input ",
+  if (x.size() < 3 || x.size() > 5 || wt.size() != x.size()) {
+    return NodeError(node, "only 1-D, 2-D and 3-D convolution (3-D to 5-D input and weights) is supported, got input ",
                      ShapeToString(x), " and weights ", ShapeToString(wt));
   }
   const size_t sp = x.size() - 2;
@@ -64,8 +64,8 @@ absl::StatusOr<ConvGeometry> Geometry(const v1::Node& node, const NodeAttributes
   };
   ConvGeometry g;
   g.spatial = static_cast<int64_t>(sp);
-  g.n = x[0], g.c = x[1], g.d = sp == 3 ? x[2] : 1, g.h = x[x.size() - 2], g.w = x[x.size() - 1];
-  g.m = wt[0], g.kd = sp == 3 ? wt[2] : 1, g.kh = wt[wt.size() - 2], g.kw = wt[wt.size() - 1];
+  g.n = x[0], g.c = x[1], g.d = sp == 3 ? x[2] : 1, g.h = sp >= 2 ? x[x.size() - 2] : 1, g.w = x.back();
+  g.m = wt[0], g.kd = sp == 3 ? wt[2] : 1, g.kh = sp >= 2 ? wt[wt.size() - 2] : 1, g.kw = wt.back();
   g.group = *group;
   g.sd = at(*s, 0, 1), g.sh = at(*s, 1, 1), g.sw = at(*s, 2, 1);
   g.dd = at(*d, 0, 1), g.dh = at(*d, 1, 1), g.dw = at(*d, 2, 1);

@@ -1,9 +1,11 @@
-// The window geometry of MaxPool and AveragePool (2-D NCHW or 3-D NCDHW; ONNX
+// The window geometry of MaxPool, AveragePool and LpPool (2-D NCHW or 3-D NCDHW; ONNX
 // attributes, torch's ceil-mode rule), shared by the pools and their
-// gradients. A 2-D pool is the 3-D one of depth 1 (kd = 1, od = d = 1).
+// gradients. A 2-D pool is the 3-D one of depth 1 (kd = 1, od = d = 1), a
+// 1-D one the 2-D one of height 1.
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "absl/status/statusor.h"
@@ -14,6 +16,8 @@
 
 namespace npu::graph::ops {
 
+enum class PoolKind { kMax, kAverage, kLp };
+
 struct PoolGeometry {
   int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
   int64_t pt = 0, pl = 0, pb = 0, pr = 0;
@@ -22,12 +26,13 @@ struct PoolGeometry {
   // The depth axis (3-D): input depth, kernel, stride, dilation, front and back pads, output depth.
   int64_t d = 1, kd = 1, sd = 1, dd = 1, pf = 0, pk = 0, od = 1;
   int64_t h = 0, w = 0;  // the input plane
-  int64_t rank = 4;      // of the input: 4 or 5
+  int64_t rank = 4;      // of the input: 3, 4 or 5
+  int64_t p = 2;         // LpPool's exponent
   int64_t in_volume() const { return d * h * w; }
   int64_t out_volume() const { return od * oh * ow; }
   // The pooled shape of an input of batch n and c channels.
   Shape Pooled(int64_t n, int64_t c) const {
-    return rank == 5 ? Shape{n, c, od, oh, ow} : Shape{n, c, oh, ow};
+    return rank == 5 ? Shape{n, c, od, oh, ow} : rank == 4 ? Shape{n, c, oh, ow} : Shape{n, c, ow};
   }
 };
 
@@ -45,13 +50,19 @@ inline TapRange TapsInside(int64_t start, int64_t kernel, int64_t dilation, int6
   return r;
 }
 
-// Validates the node's attributes against input `x` (`max`: MaxPool's
-// attributes, else AveragePool's) and derives the output size.
+// Validates the node's attributes against input `x` (those of the `kind`'s
+// op) and derives the output size.
 absl::StatusOr<PoolGeometry> PoolGeometryOf(const v1::Node& node, const NodeAttributes& attrs, const Shape& x,
-                                            bool max);
+                                            PoolKind kind);
 
-// The attribute schema of MaxPool (`max`) or AveragePool, which their gradients share.
-std::vector<AttrDef> PoolAttributes(bool max);
+// The attribute schema of the kind's op, which its gradient shares.
+std::vector<AttrDef> PoolAttributes(PoolKind kind);
+
+// LpPool's |v|^p, the term its windows sum.
+inline float LpTerm(float v, int64_t p) {
+  const float a = std::fabs(v);
+  return p == 1 ? a : p == 2 ? a * a : std::pow(a, static_cast<float>(p));
+}
 
 // AveragePool's count along one axis for the window at output `o`, as torch
 // divides: the window clipped to the padded input (count_include_pad), or to

@@ -1,5 +1,5 @@
-// MaxPool, AveragePool (2-D NCHW and 3-D NCDHW; kernel_shape, strides, pads,
-// dilations for MaxPool, ceil_mode, count_include_pad) and GlobalAveragePool
+// MaxPool, AveragePool, LpPool (2-D NCHW and 3-D NCDHW; kernel_shape, strides,
+// pads, dilations but AveragePool's, ceil_mode, count_include_pad, p) and GlobalAveragePool
 // (any spatial rank) on the Vector unit. A pooled plane is loaded into UB
 // padded (and split by the horizontal stride), then each output row is built
 // by one Vector pass per kernel tap (kernels/stencil.h); a 3-D window's depth
@@ -22,10 +22,10 @@
 namespace npu::graph::ops {
 
 absl::StatusOr<PoolGeometry> PoolGeometryOf(const v1::Node& node, const NodeAttributes& attrs, const Shape& x,
-                                            bool max) {
-  if (x.size() != 4 && x.size() != 5) {
-    return NodeError(node, InputLabel(node, 0), " must be 4-D (N, C, H, W) or 5-D (N, C, D, H, W), got rank ",
-                     x.size());
+                                            PoolKind kind) {
+  if (x.size() < 3 || x.size() > 5) {
+    return NodeError(node, InputLabel(node, 0),
+                     " must be 3-D (N, C, L), 4-D (N, C, H, W) or 5-D (N, C, D, H, W), got rank ", x.size());
   }
   const size_t sp = x.size() - 2;  // spatial axes
   // torch pools only batches that are empty: a window over no channels or no pixels is undefined.
@@ -41,9 +41,13 @@ absl::StatusOr<PoolGeometry> PoolGeometryOf(const v1::Node& node, const NodeAttr
   auto pad = attrs.Int("count_include_pad", 0);
   auto auto_pad = attrs.String("auto_pad", "NOTSET");
   auto order = attrs.Int("storage_order", 0);
+  auto exponent = attrs.Int("p", 2);
   for (const absl::Status& st : {k.status(), s.status(), d.status(), p.status(), ceil.status(), pad.status(),
-                                 auto_pad.status(), order.status()}) {
+                                 auto_pad.status(), order.status(), exponent.status()}) {
     if (!st.ok()) return st;
+  }
+  if (kind == PoolKind::kLp && (*exponent < 1 || *exponent > 64)) {
+    return NodeError(node, "attribute \"p\" = ", *exponent, " must be in [1, 64]");
   }
   if (k->size() != sp) {
     return NodeError(node, "attribute \"kernel_shape\" must have ", sp, " entries (input ", ShapeToString(x),
@@ -54,7 +58,7 @@ absl::StatusOr<PoolGeometry> PoolGeometryOf(const v1::Node& node, const NodeAttr
                      "; got ", s->size(), ", ", d->size(), " and ", p->size());
   }
   if (*order != 0) return NodeError(node, "attribute \"storage_order\" must be 0");
-  if (!max && std::any_of(d->begin(), d->end(), [](int64_t v) { return v != 1; })) {
+  if (kind == PoolKind::kAverage && std::any_of(d->begin(), d->end(), [](int64_t v) { return v != 1; })) {
     return NodeError(node, "AveragePool dilations must be 1");
   }
   // Axis a of the window (0: depth, 1: height, 2: width); a 2-D pool has a unit depth.
@@ -70,7 +74,8 @@ absl::StatusOr<PoolGeometry> PoolGeometryOf(const v1::Node& node, const NodeAttr
   g.pk = pad_of(0, true), g.pb = pad_of(1, true), g.pr = pad_of(2, true);
   if (*auto_pad == "VALID") g.pf = g.pk = g.pt = g.pl = g.pb = g.pr = 0;
   g.include_pad = *pad != 0;
-  g.d = sp == 3 ? x[2] : 1, g.h = x[x.size() - 2], g.w = x[x.size() - 1];
+  g.p = *exponent;
+  g.d = sp == 3 ? x[2] : 1, g.h = sp >= 2 ? x[x.size() - 2] : 1, g.w = x.back();
   const bool ceil_mode = *ceil != 0;
   auto od = CheckedWindowOutput({g.d, g.kd, g.sd, g.dd, g.pf, g.pk, ceil_mode}, "depth");
   if (!od.ok()) return AtNode(node, od.status());
@@ -92,23 +97,24 @@ absl::StatusOr<PoolGeometry> PoolGeometryOf(const v1::Node& node, const NodeAttr
   return g;
 }
 
-std::vector<AttrDef> PoolAttributes(bool max) {
+std::vector<AttrDef> PoolAttributes(PoolKind kind) {
   std::vector<AttrDef> a = {{"kernel_shape", AttrKind::kInts}, {"strides", AttrKind::kInts},
                             {"pads", AttrKind::kInts},         {"dilations", AttrKind::kInts},
                             {"ceil_mode", AttrKind::kInt},     {"auto_pad", AttrKind::kString, {"NOTSET", "VALID"}}};
-  a.push_back({max ? "storage_order" : "count_include_pad", AttrKind::kInt});
+  a.push_back({kind == PoolKind::kMax ? "storage_order" : kind == PoolKind::kLp ? "p" : "count_include_pad",
+               AttrKind::kInt});
   return a;
 }
 
 namespace {
 
-absl::StatusOr<std::vector<TensorType>> InferPool(InferContext& c, bool max) {
+absl::StatusOr<std::vector<TensorType>> InferPool(InferContext& c, PoolKind kind) {
   const TensorType& x = *c.inputs[0];
   if (!IsFloat(x.dtype)) {
     return NodeError(c.node, InputLabel(c.node, 0), ": dtype ", DataTypeName(x.dtype),
                      " is not supported (FLOAT16, FLOAT32)");
   }
-  auto g = PoolGeometryOf(c.node, c.attrs, x.shape, max);
+  auto g = PoolGeometryOf(c.node, c.attrs, x.shape, kind);
   if (!g.ok()) return g.status();
   return std::vector<TensorType>{{x.dtype, g->Pooled(x.shape[0], x.shape[1])}};
 }
@@ -127,11 +133,14 @@ std::vector<float> AverageDivisors(const PoolGeometry& g) {
 // Each output plane oz of a volume is the 2-D stencil over the input planes
 // its window's depth taps land on, as one stencil of that many channels: the
 // taps in (depth, ky, kx) order. A 2-D pool is the volume of one plane.
-absl::Status RunPool(RunContext& ctx, bool max) {
+// LpPool sums |x|^p (its planes raised in fp32 on the way into UB), then
+// takes the p-th root of each sum before the one rounding.
+absl::Status RunPool(RunContext& ctx, PoolKind kind) {
+  const bool max = kind == PoolKind::kMax, lp = kind == PoolKind::kLp;
   const HostTensor& x = *ctx.inputs[0];
   const HostTensor& out = ctx.outputs[0];
   const Shape& s = x.type().shape;
-  auto geo = PoolGeometryOf(ctx.node, ctx.attrs, s, max);
+  auto geo = PoolGeometryOf(ctx.node, ctx.attrs, s, kind);
   if (!geo.ok()) return geo.status();
   const PoolGeometry& g = *geo;
   const int64_t h = g.h, w = g.w, plane = h * w, vol = g.in_volume(), opl = g.oh * g.ow, volumes = s[0] * s[1];
@@ -139,7 +148,7 @@ absl::Status RunPool(RunContext& ctx, bool max) {
   kernels::StencilShape st;
   st.h = h, st.w = w, st.oh = g.oh, st.ow = g.ow, st.kh = g.kh, st.kw = g.kw;
   st.sh = g.sh, st.sw = g.sw, st.dh = g.dh, st.dw = g.dw, st.pt = g.pt, st.pl = g.pl;
-  const std::vector<float> divisors = max ? std::vector<float>{} : AverageDivisors(g);
+  const std::vector<float> divisors = kind == PoolKind::kAverage ? AverageDivisors(g) : std::vector<float>{};
   const float pad = max ? -std::numeric_limits<float>::infinity() : 0.0f;
   const int64_t bytes = static_cast<int64_t>(ElementSize(x.type().dtype));
   const bool saturate = ctx.preset.fp16_saturation;
@@ -155,14 +164,23 @@ absl::Status RunPool(RunContext& ctx, bool max) {
   }
   const int64_t plane_floats = padded_planes ? plans[1].plane_floats : plane;
   ForEachUnitTile(ctx, volumes, [&](device::TileWork& work, int64_t p0, int64_t p1) {
-    thread_local std::vector<float> buf, res;
+    thread_local std::vector<float> buf, res, terms;
     buf.resize(static_cast<size_t>(g.d * plane_floats));
     res.resize(static_cast<size_t>(opl));
     std::vector<const float*> taps(static_cast<size_t>(g.kd));
     for (int64_t p = p0; p < p1; ++p) {
       for (int64_t iz = 0; iz < g.d; ++iz) {
         const int64_t at = p * vol + iz * plane;
-        if (padded_planes) {
+        if (lp) {
+          terms.resize(static_cast<size_t>(plane));
+          LoadAsFloat(x, at, 1, plane, terms.data());
+          for (float& v : terms) v = LpTerm(v, g.p);
+          if (padded_planes) {
+            kernels::PadPlane(plans[1], terms.data(), false, pad, buf.data() + iz * plane_floats);
+          } else {
+            std::copy(terms.begin(), terms.end(), buf.begin() + iz * plane);
+          }
+        } else if (padded_planes) {
           const void* in = fp16 ? static_cast<const void*>(x.as<kernels::half_bits>() + at)
                                 : static_cast<const void*>(x.as<float>() + at);
           kernels::PadPlane(plans[1], in, fp16, pad, buf.data() + iz * plane_floats);
@@ -175,9 +193,20 @@ absl::Status RunPool(RunContext& ctx, bool max) {
         const int64_t z0 = oz * g.sd - g.pf;
         const TapRange zs = TapsInside(z0, g.kd, g.dd, g.d);
         const int64_t count = zs.end - zs.begin, first = z0 + zs.begin * g.dd;
-        const float* divisor = max ? nullptr : divisors.data() + oz * opl;
+        const float* divisor = divisors.empty() ? nullptr : divisors.data() + oz * opl;
         const int64_t dst = (p * g.od + oz) * opl;
-        if (padded_planes && count > 0) {
+        if (lp) {
+          if (padded_planes && count > 0) {
+            k.stencil(op, plans[static_cast<size_t>(count)], buf.data() + first * plane_floats, nullptr, pad, nullptr,
+                      kernels::F32Dst(res.data()), saturate);
+          } else {
+            for (int64_t t = 0; t < count; ++t) taps[t] = buf.data() + (first + t * g.dd) * plane;
+            kernels::StencilSkippingPadding(op, st, taps.data(), static_cast<size_t>(count), nullptr, pad, nullptr,
+                                            res.data());
+          }
+          for (float& v : res) v = g.p == 1 ? v : g.p == 2 ? std::sqrt(v) : std::pow(v, 1.0f / static_cast<float>(g.p));
+          work.overflow_elements += StoreFromFloat(out, dst, opl, res.data(), saturate);
+        } else if (padded_planes && count > 0) {
           work.overflow_elements += k.stencil(op, plans[static_cast<size_t>(count)], buf.data() + first * plane_floats,
                                               nullptr, pad, divisor, DstAt(out, dst), saturate);
         } else {
@@ -186,10 +215,12 @@ absl::Status RunPool(RunContext& ctx, bool max) {
                                           res.data());
           work.overflow_elements += StoreFromFloat(out, dst, opl, res.data(), saturate);
         }
-        // One Vector pass per kernel tap over the output plane, in the input type's lanes.
-        work += VectorChunkWork(opl, 0, opl * bytes, bytes,
+        // One Vector pass per kernel tap over the output plane, in the input type's lanes (LpPool:
+        // fp32, with the power and the root).
+        work += VectorChunkWork(opl, 0, opl * bytes, lp ? 4 : bytes,
                                 std::max<int64_t>(count, 1) * g.kh * g.kw *
-                                    device::VectorPasses(device::VectorKernel::kPoolTap));
+                                        device::VectorPasses(device::VectorKernel::kPoolTap) +
+                                    (lp ? 2 * device::VectorPasses(device::VectorKernel::kPow) : 0));
       }
     }
   }, volumes * (vol + g.out_volume() * g.kd * g.kh * g.kw));
@@ -226,23 +257,24 @@ absl::Status RunGlobalAvg(RunContext& ctx) {
   return absl::OkStatus();
 }
 
-OpDef PoolDef(std::string name, bool max) {
+OpDef PoolDef(std::string name, PoolKind kind) {
   OpDef d;
   d.name = std::move(name);
   d.units = "Vector, MTE2, MTE3";
   d.task_type = device::TaskType::kAiVectorCore;
   d.dtypes = {v1::FLOAT16, v1::FLOAT32};
-  d.attributes = PoolAttributes(max);
-  d.infer = [max](InferContext& c) { return InferPool(c, max); };
-  d.run = [max](RunContext& c) { return RunPool(c, max); };
+  d.attributes = PoolAttributes(kind);
+  d.infer = [kind](InferContext& c) { return InferPool(c, kind); };
+  d.run = [kind](RunContext& c) { return RunPool(c, kind); };
   return d;
 }
 
 }  // namespace
 
 void RegisterPoolOps(OpRegistry& r) {
-  r.Register(PoolDef("MaxPool", true));
-  r.Register(PoolDef("AveragePool", false));
+  r.Register(PoolDef("MaxPool", PoolKind::kMax));
+  r.Register(PoolDef("AveragePool", PoolKind::kAverage));
+  r.Register(PoolDef("LpPool", PoolKind::kLp));
   OpDef g;
   g.name = "GlobalAveragePool";
   g.units = "Vector, MTE2, MTE3";

@@ -9,7 +9,7 @@ namespace npu::graph::ops {
 void RegisterActivationGradOps(OpRegistry& r);  // ReluGrad, SigmoidGrad, TanhGrad, LeakyReluGrad, GeluGrad
 void RegisterSoftmaxGradOps(OpRegistry& r);     // SoftmaxGrad, LogSoftmaxGrad
 void RegisterNormGradOps(OpRegistry& r);        // LayerNormalizationGrad, BatchNormalizationGrad
-void RegisterPoolGradOps(OpRegistry& r);        // MaxPoolGrad, AveragePoolGrad
+void RegisterPoolGradOps(OpRegistry& r);        // MaxPoolGrad, AveragePoolGrad, LpPoolGrad
 void RegisterConvGradOp(OpRegistry& r);         // ConvGrad
 void RegisterLstmGradOp(OpRegistry& r);         // LSTMGrad
 void RegisterGruGradOp(OpRegistry& r);          // GRUGrad

@@ -6,7 +6,6 @@
 #include "absl/strings/str_cat.h"
 #include "server/graph/bounded_text.h"
 #include "server/graph/graph_structure.h"
-#include "server/graph/passes/planar_1d.h"
 #include "server/graph/passes/shape_binding.h"
 
 namespace npu::graph {
@@ -51,7 +50,6 @@ absl::StatusOr<PreparedGraph> PrepareGraph(std::shared_ptr<const v1::Graph> mode
     out.weights = std::move(model);
     return out;
   }
-  PlanarizeOneDimensional(*g);
   FoldOptions fold;
   fold.weights = model.get();
   fold.preset = &preset;
