@@ -338,15 +338,21 @@ def table(rows):
     return "\n".join(out)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def zoo_arguments(doc, groups):
+    """The options both zoo scripts take (zoo_train.py adds its own)."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--server", required=True)
     parser.add_argument("--threads", type=int, default=2, help="the server's host threads per device")
-    parser.add_argument("--groups", default="vision,segmentation,layers")
+    parser.add_argument("--groups", default=groups)
     parser.add_argument("--only", default="", help="comma-separated model names")
     parser.add_argument("--skip", default="", help="comma-separated model names")
     parser.add_argument("--timeout", type=float, default=900, help="seconds per run")
     parser.add_argument("--out", default="", help="also write the table to this file")
+    return parser
+
+
+def main():
+    parser = zoo_arguments(__doc__, "vision,segmentation,layers")
     parser.add_argument("--check", action="store_true", help="exit 1 when a model fails (CI's subset)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)

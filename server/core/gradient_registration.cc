@@ -13,7 +13,13 @@
 namespace npu::core {
 namespace {
 
-absl::StatusOr<v1::Graph> ModelOf(const ServerState& state, v1::RegisterGradientRequest& request) {
+absl::StatusOr<v1::Graph> ModelOf(ServerState& state, const std::string& tenant,
+                                  v1::RegisterGradientRequest& request) {
+  if (request.model_case() == v1::RegisterGradientRequest::kGraphId) {
+    auto registered = state.graphs.Get(tenant, request.graph_id());
+    if (!registered.ok()) return registered.status();
+    return (*registered)->graph();
+  }
   const size_t size = request.model_case() == v1::RegisterGradientRequest::kGraph ? request.graph().ByteSizeLong()
                                                                                   : request.onnx_model().size();
   if (size > state.limits.max_model_bytes) {
@@ -27,7 +33,7 @@ absl::StatusOr<v1::Graph> ModelOf(const ServerState& state, v1::RegisterGradient
       if (!loaded.ok()) return loaded.status();
       return *loaded->graph;
     }
-    default: return absl::InvalidArgumentError("the request carries no model (graph or onnx_model)");
+    default: return absl::InvalidArgumentError("the request carries no model (graph, onnx_model or graph_id)");
   }
 }
 
@@ -46,7 +52,7 @@ absl::StatusOr<v1::RegisterGradientResponse> RegisterGradient(ServerState& state
                                                               v1::RegisterGradientRequest& request) {
   auto dev = state.devices.Find(request.device());
   if (!dev.ok()) return dev.status();
-  auto model = ModelOf(state, request);
+  auto model = ModelOf(state, tenant, request);
   if (!model.ok()) return model.status();
   train::GradientRequest what;
   what.parameters.assign(request.parameters().begin(), request.parameters().end());

@@ -1,5 +1,6 @@
 #include "server/rpc/training_service.h"
 
+#include <algorithm>
 #include <future>
 #include <utility>
 
@@ -16,14 +17,22 @@
 #include "server/rpc/tensor_codec.h"
 #include "server/rpc/training_request.h"
 #include "server/train/host_tensors.h"
+#include "server/train/training_forward.h"
 
 namespace npu::rpc {
 namespace {
 
-// The forward model of a CreateTrainer (an ONNX model imported).
-absl::StatusOr<v1::Graph> ModelOf(const core::ServerState& state, const v1::CreateTrainerRequest& req) {
+// The forward model of a CreateTrainer (an ONNX model imported, or one the
+// tenant registered).
+absl::StatusOr<v1::Graph> ModelOf(core::ServerState& state, const std::string& tenant,
+                                  const v1::CreateTrainerRequest& req) {
   switch (req.model_case()) {
     case v1::CreateTrainerRequest::kGraph: return req.graph();
+    case v1::CreateTrainerRequest::kGraphId: {
+      auto registered = state.graphs.Get(tenant, req.graph_id());
+      if (!registered.ok()) return registered.status();
+      return (*registered)->graph();
+    }
     case v1::CreateTrainerRequest::kOnnxModel: {
       if (req.onnx_model().size() > state.limits.max_model_bytes) {
         return absl::InvalidArgumentError(absl::StrCat("the model is ", req.onnx_model().size(),
@@ -33,7 +42,7 @@ absl::StatusOr<v1::Graph> ModelOf(const core::ServerState& state, const v1::Crea
       if (!imported.ok()) return imported.status();
       return std::move(imported->graph);
     }
-    default: return absl::InvalidArgumentError("the request carries no model (graph or onnx_model)");
+    default: return absl::InvalidArgumentError("the request carries no model (graph, onnx_model or graph_id)");
   }
 }
 
@@ -135,9 +144,21 @@ absl::Status TrainingServiceImpl::DoCreate(const std::string& tenant, const v1::
     devices.push_back(*d);
     hosted->device_names.push_back((*d)->id());
   }
-  auto graph = ModelOf(state_, req);
+  auto graph = ModelOf(state_, tenant, req);
   if (!graph.ok()) return graph.status();
-  if (auto plan = PlanForward(state_, *graph, devices[0]->preset()); !plan.ok()) return plan.status();
+  // A train-mode export's Dropout (training_mode true) is validated as
+  // inference: the step graph draws its own seeded masks.
+  const bool train_mode_dropout = std::any_of(graph->nodes().begin(), graph->nodes().end(), [](const v1::Node& n) {
+    return n.op_type() == "Dropout" && n.inputs_size() > 2;
+  });
+  v1::Graph as_evaluated;
+  if (train_mode_dropout) {
+    as_evaluated = *graph;
+    train::DropoutsForInference(as_evaluated);
+  }
+  if (auto plan = PlanForward(state_, train_mode_dropout ? as_evaluated : *graph, devices[0]->preset()); !plan.ok()) {
+    return plan.status();
+  }
   auto spec = train::DescribeModel(*std::move(graph), {req.trainable().begin(), req.trainable().end()});
   if (!spec.ok()) return spec.status();
   auto trainer = train::Trainer::Create(*std::move(spec), *config, devices);

@@ -105,7 +105,10 @@ absl::StatusOr<StepGraph> BuildStepGraph(const ModelSpec& spec, const TrainConfi
     sig.step = e.FreshValue("step/number");
     e.AddInput(sig.step, {v1::INT64, {}});
   }
-  const UpdateScalars scalars{sig.lr, sig.grad_scale, sig.found_inf, sig.step};
+  // Without loss scaling at O0 the float status is reported but skips nothing (SkipsOnOverflow).
+  const std::string skip_if =
+      SkipsOnOverflow(config) ? sig.found_inf : e.ScalarConstant("step/never_skip", 0.0f, v1::FLOAT32);
+  const UpdateScalars scalars{sig.lr, sig.grad_scale, skip_if, sig.step};
   auto cast = [&](const std::string& v, graph::DataType to, const std::string& base) {
     return e.Add1("Cast", {v}, {{"to", AttrInt(OnnxFloatCode(to))}}, base);
   };

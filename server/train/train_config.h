@@ -68,6 +68,15 @@ struct TrainConfig {
   device::FloatMode float_mode = device::FloatMode::kPreset;
 };
 
+// Whether an overflow skips the step: not at O0 without loss scaling (a
+// static scale of 1: torch's own fp32 training, where a model's own
+// infinities, such as an attention mask's -inf, set the float status every
+// step); with any scale in play, as apex's scaler does.
+inline bool SkipsOnOverflow(const TrainConfig& c) {
+  return c.amp != AmpLevel::kO0 || c.loss_scale.dynamic || c.loss_scale.scale != 1.0;
+}
+
+
 // INVALID_ARGUMENT naming the field that is out of range.
 absl::Status ValidateConfig(const TrainConfig& c);
 

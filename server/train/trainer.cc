@@ -252,7 +252,7 @@ absl::StatusOr<StepResult> Trainer::Step(const HostTensor& x, const HostTensor& 
     }
     for (size_t b = 0; b < spec_.buffers.size(); ++b) rep.buffers[b] = out.at(sig.buffers_out[b]);
   }
-  result.skipped = scaler_.Update(found);
+  result.skipped = SkipsOnOverflow(config_) && scaler_.Update(found);
   ++step_;
   if (!result.skipped) ++updates_;
   result.step = step_;

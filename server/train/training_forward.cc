@@ -33,6 +33,13 @@ absl::Status CheckDataShape(const ModelSpec& spec, const graph::Shape& x) {
                                                  "] (B >= 1), got ", graph::ShapeToString(x)));
 }
 
+void DropoutsForInference(v1::Graph& graph) {
+  for (v1::Node& node : *graph.mutable_nodes()) {
+    if (node.op_type() != "Dropout") continue;
+    while (node.inputs_size() > 2) node.mutable_inputs()->RemoveLast();
+  }
+}
+
 bool OnlyTheBatchIsDynamic(const ModelSpec& spec) {
   const auto& dims = spec.graph.inputs(0).shape();
   return std::all_of(dims.begin() + std::min(1, dims.size()), dims.end(), [](int64_t d) { return d >= 0; });
@@ -66,6 +73,7 @@ absl::StatusOr<ForwardIO> MakeForward(const ModelSpec& spec, const std::optional
   out.mutable_initializers()->Swap(&kept);
 
   ForwardIO io;
+  if (!training) DropoutsForInference(out);
   GraphEditor g(&out);
   const int n = out.nodes_size();
   for (int i = 0; i < n; ++i) {
@@ -84,10 +92,6 @@ absl::StatusOr<ForwardIO> MakeForward(const ModelSpec& spec, const std::optional
       for (const char* stat : {"/mean", "/inv_std_dev"}) {
         if (node->outputs_size() < 3) node->add_outputs(g.FreshValue(node->name() + stat));
       }
-    } else if (op == "Dropout" && !training) {
-      // Inference whatever the export's training_mode said (torch exports it
-      // true from a module in train mode).
-      while (node->inputs_size() > 2) node->mutable_inputs()->RemoveLast();
     } else if (op == "Dropout" && training) {
       if (io.dropout_seed.empty()) {
         io.dropout_seed = g.FreshValue("step/dropout_seed");

@@ -39,6 +39,11 @@ absl::StatusOr<ForwardIO> MakeForward(const ModelSpec& spec, const std::optional
 // INVALID_ARGUMENT naming the input and the shape it takes.
 absl::Status CheckDataShape(const ModelSpec& spec, const graph::Shape& x);
 
+// Every Dropout of `graph` in inference whatever its training_mode input says
+// (torch exports it true from a module in train mode): what an evaluation
+// runs, and what the model is validated as before a trainer is made of it.
+void DropoutsForInference(v1::Graph& graph);
+
 // Whether the data input declares every dim but the batch.
 bool OnlyTheBatchIsDynamic(const ModelSpec& spec);
 

@@ -17,6 +17,7 @@ import sys
 import tempfile
 import unittest
 
+import grpc
 import numpy as np
 
 import npuserve
@@ -620,6 +621,37 @@ class SmallMessages(unittest.TestCase):
             self.assertEqual(t.step(x, labels).step, 1)
             self.assertEqual(t.evaluate(x, labels).count, 128)
             self.assertEqual(self.npu.handles(), before)
+
+
+    def test_a_trainer_and_gradient_graphs_of_a_model_above_the_limit(self):
+        # CreateTrainer and RegisterGradient name the model by graph_id when it does not fit one message: it is
+        # streamed, used, and unregistered once the call is answered (FindGraph no longer finds it).
+        import torch
+        torch.manual_seed(3)
+        net = torch.nn.Sequential(torch.nn.Linear(256, 384), torch.nn.ReLU(), torch.nn.Linear(384, 2))  # ~400 KiB
+        data = npuserve.graphs.model_of(net, torch.zeros(2, 256)).data
+        self.assertGreater(len(data), self.LIMIT)
+        sha = hashlib.sha256(data).hexdigest()
+        x, labels = small_ints((16, 256), np.float32) / 8, np.arange(16, dtype=np.int64) % 2
+        with self.npu.trainer(data, loss="cross_entropy", optimizer="sgd", lr=0.05) as t:
+            first = t.step(x, labels).loss
+            for _ in range(3):
+                last = t.step(x, labels).loss
+        want = torch.nn.functional.cross_entropy(net(torch.from_numpy(x)), torch.from_numpy(labels)).item()
+        self.assertAlmostEqual(first, want, delta=2e-3 * want)
+        self.assertLess(last, first)
+        graphs = self.npu.register_gradient(data, parameters=["0.weight"], wrt=["0.weight"])
+        self.assertEqual(len(graphs.gradients), 1)
+        graphs.unregister()
+        with self.assertRaises(npuserve.NpuError) as e:
+            self.npu._call(self.npu._runtime.FindGraph, npuserve.runtime_pb2.FindGraphRequest(content_sha256=sha))
+        self.assertEqual(e.exception.code, grpc.StatusCode.NOT_FOUND)
+        # A model this tenant registered itself is used by id and stays registered.
+        reg = self.npu.register(data)
+        with self.npu.trainer(data, loss="cross_entropy", optimizer="sgd", lr=0.05) as t:
+            self.assertAlmostEqual(t.step(x, labels).loss, want, delta=2e-3 * want)
+        self.assertEqual(self.npu.register(data).id, reg.id)
+        reg.unregister()
 
 
 def matmul_add_onnx(m=3, k=4, n=5):

@@ -385,13 +385,16 @@ class Training(unittest.TestCase):
         import npuserve
 
         class Transformer(torch.nn.Module):
+            # A causal mask of -inf: at O0 its infinities set the float status every step, which skips nothing.
             def __init__(self):
                 super().__init__()
                 self.enc = torch.nn.TransformerEncoderLayer(16, 2, 32, batch_first=True, dropout=0.0)
                 self.fc = torch.nn.Linear(16, 3)
 
             def forward(self, x):
-                return self.fc(self.enc(x).mean(1))
+                n = x.shape[1]
+                mask = torch.triu(torch.full((n, n), float("-inf")), diagonal=1)
+                return self.fc(self.enc(x, src_mask=mask).mean(1))
 
         class Recurrent(torch.nn.Module):
             def __init__(self):
@@ -429,6 +432,25 @@ class Training(unittest.TestCase):
                         self.assertAlmostEqual(got, want.item(), delta=4e-3 * want.item(), msg=(rows, seq))
                     with self.assertRaisesRegex(npuserve.NpuError, r'"x" must be FLOAT32 \[B, any, 16\]'):
                         trainer.step(np.zeros((2, 5, 15), np.float32), np.zeros(2, np.int64))
+
+    def test_a_train_mode_export_with_dropout_makes_a_trainer(self):
+        # torch exports Dropout (nn.Dropout and attention's) with training_mode true from a module in train mode:
+        # CreateTrainer validates the model as inference, and the step graph draws its own seeded masks.
+        import npuserve
+        torch.manual_seed(11)
+        model = torch.nn.Sequential(torch.nn.TransformerEncoderLayer(16, 2, 32, batch_first=True, dropout=0.1),
+                                    torch.nn.Flatten(), torch.nn.Linear(16 * 5, 3)).train()
+        onnx_bytes = io.BytesIO()
+        torch.onnx.export(model, (torch.randn(4, 5, 16),), onnx_bytes, input_names=["x"], output_names=["y"],
+                          dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}}, opset_version=17,
+                          training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
+        x, labels = torch.randn(8, 5, 16), torch.randint(0, 3, (8,))
+        with npuserve.connect(SERVER[1]) as client:
+            with client.trainer(onnx_bytes.getvalue(), loss="cross_entropy", optimizer="sgd", lr=0.1) as trainer:
+                losses = [trainer.step(x.numpy(), labels.numpy()).loss for _ in range(6)]
+                evaluated = trainer.evaluate(x.numpy(), labels.numpy()).loss  # inference: no dropout
+        self.assertLess(losses[-1], losses[0])
+        self.assertLess(evaluated, losses[0])
 
     def test_training_follows_torch_and_uploads_only_what_changed(self):
         host = train_cnn().train()

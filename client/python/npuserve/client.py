@@ -294,6 +294,34 @@ class Client:
         return RegisteredGraph(self, self._call(self._runtime.RegisterGraphStream, self._model_chunks(m, device)),
                                device)
 
+    @contextlib.contextmanager
+    def _model_in(self, request, m, device):
+        """Puts model `m` in `request`'s model field: inline when it fits one
+        message, else by the graph_id of a registration (this tenant's own, or
+        streamed now and unregistered once the call is answered)."""
+        if len(m.data) + MESSAGE_OVERHEAD_BYTES <= self._max_send_bytes:
+            if m.graph is not None:
+                request.graph.CopyFrom(m.graph)
+            else:
+                request.onnx_model = m.data
+            yield
+            return
+        try:
+            found = self._call(self._runtime.FindGraph, runtime_pb2.FindGraphRequest(content_sha256=m.sha256))
+            request.graph_id = found.graph_id
+            yield
+            return
+        except NpuError as e:
+            if e.code != grpc.StatusCode.NOT_FOUND:
+                raise
+        streamed = RegisteredGraph(self, self._call(self._runtime.RegisterGraphStream, self._model_chunks(m, device)),
+                                   device)
+        request.graph_id = streamed.id
+        try:
+            yield
+        finally:
+            streamed.unregister()
+
     def _model_chunks(self, m, device):
         header = runtime_pb2.RegisterGraphHeader(format=m.format, device=device, total_bytes=len(m.data),
                                                  content_sha256=m.sha256)
@@ -375,11 +403,8 @@ class Client:
                                                       training=training)
         if opt_level is not None:
             request.opt_level = training_pb2.AmpConfig.OptLevel.Value(opt_level)
-        if m.graph is not None:
-            request.graph.CopyFrom(m.graph)
-        else:
-            request.onnx_model = m.data
-        return GradientGraphs(self, self._call(self._runtime.RegisterGradient, request), device)
+        with self._model_in(request, m, device):
+            return GradientGraphs(self, self._call(self._runtime.RegisterGradient, request), device)
 
     def trainer(self, model, *, loss, optimizer, lr, example_inputs=None, **options) -> training.Trainer:
         """A trainer on the server for `model` (anything register() takes; its
@@ -390,9 +415,12 @@ class Client:
         "dynamic:INIT"); devices (one process per device in DDP terms: the batch
         is split over them), backend ("hccl"), seed, trainable (parameter names).
         See npuserve.training."""
-        request = training.create_request(model, example_inputs=example_inputs, loss=loss, optimizer=optimizer,
-                                          lr=lr, **options)
-        return training.Trainer(self, self._training_call("CreateTrainer", request), loss)
+        export = {k: options.pop(k) for k in list(options) if k in graphs.EXPORT_OPTIONS}
+        request = training.create_request(loss=loss, optimizer=optimizer, lr=lr, **options)
+        m = graphs.model_of(model, example_inputs, **export)
+        device = request.devices[0] if request.devices else "npu:0"
+        with self._model_in(request, m, device):
+            return training.Trainer(self, self._training_call("CreateTrainer", request), loss)
 
     def _training_call(self, method, request):
         return self._call(getattr(self._training, method), request)

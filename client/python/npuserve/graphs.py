@@ -67,6 +67,10 @@ def is_graph(source):
     return isinstance(source, (str, os.PathLike)) and not os.fspath(source).endswith(".onnx")
 
 
+# export_torch's options, which register() and trainer() pass through for a torch module.
+EXPORT_OPTIONS = ("input_names", "output_names", "dynamic_axes", "opset_version")
+
+
 def model_of(source, example_inputs=None, **export_options):
     """The Model register() sends for `source` (see the module's docstring).
 

@@ -50,16 +50,11 @@ class EvalResult:
     predictions: Optional[np.ndarray]
 
 
-def create_request(model, *, example_inputs=None, loss, optimizer, lr, momentum=None, nesterov=False,
-                   weight_decay=0.0, betas=None, eps=None, amp="O0", loss_scale=None, devices=("npu:0",),
-                   backend="hccl", seed=0, trainable=(), **export_options):
-    """The CreateTrainerRequest of Client.trainer's arguments; ValueError naming a bad one."""
+def create_request(*, loss, optimizer, lr, momentum=None, nesterov=False, weight_decay=0.0, betas=None, eps=None,
+                   amp="O0", loss_scale=None, devices=("npu:0",), backend="hccl", seed=0, trainable=()):
+    """The CreateTrainerRequest of Client.trainer's arguments but the model
+    (which the client sets inline or by graph_id); ValueError naming a bad one."""
     req = training_pb2.CreateTrainerRequest()
-    m = graphs.model_of(model, example_inputs, **export_options)
-    if m.graph is not None:
-        req.graph.CopyFrom(m.graph)
-    else:
-        req.onnx_model = m.data
     req.loss = _choice("loss", loss, LOSSES)
     opt = req.optimizer
     opt.kind = _choice("optimizer", optimizer, OPTIMIZERS)
