@@ -2,6 +2,9 @@
 
 #include <grpcpp/client_context.h>
 
+#include "base/sha256.h"
+#include "client/model_file.h"
+
 namespace npu::client {
 
 template <typename Response, typename Request, typename Method>
@@ -15,7 +18,33 @@ absl::StatusOr<Response> Trainer::Call(Client& client, Method method, const Requ
 }
 
 absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(Client& client, const npu::v1::CreateTrainerRequest& request) {
-  auto info = Call<npu::v1::CreateTrainerResponse>(client, &npu::v1::TrainingService::Stub::CreateTrainer, request);
+  const size_t limit = static_cast<size_t>(client.options_.max_send_message_bytes);
+  if (request.ByteSizeLong() + Client::kMessageOverheadBytes <= limit ||
+      request.model_case() == npu::v1::CreateTrainerRequest::kGraphId) {
+    auto info = Call<npu::v1::CreateTrainerResponse>(client, &npu::v1::TrainingService::Stub::CreateTrainer, request);
+    if (!info.ok()) return info.status();
+    return std::unique_ptr<Trainer>(new Trainer(client, *std::move(info)));
+  }
+  // Too large for one message: the model goes by RegisterGraphStream and the
+  // trainer names it by id (this tenant's own registration is used as it is;
+  // one made here is dropped once the trainer exists).
+  ModelFile model;
+  if (request.model_case() == npu::v1::CreateTrainerRequest::kOnnxModel) {
+    model.format = npu::v1::RegisterGraphHeader::ONNX;
+    model.bytes = request.onnx_model();
+    model.sha256 = Sha256Hex(model.bytes);
+  } else {
+    model = ModelOf(request.graph());
+  }
+  auto found = client.FindGraph(model.sha256);
+  if (!found.ok() && found.status().code() != absl::StatusCode::kNotFound) return found.status();
+  const bool registered_here = !found.ok();
+  auto registered = registered_here ? client.RegisterModel(model) : found;
+  if (!registered.ok()) return registered.status();
+  npu::v1::CreateTrainerRequest by_id = request;
+  by_id.set_graph_id(registered->graph_id());
+  auto info = Call<npu::v1::CreateTrainerResponse>(client, &npu::v1::TrainingService::Stub::CreateTrainer, by_id);
+  if (registered_here) client.UnregisterGraph(registered->graph_id()).IgnoreError();
   if (!info.ok()) return info.status();
   return std::unique_ptr<Trainer>(new Trainer(client, *std::move(info)));
 }

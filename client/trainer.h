@@ -15,7 +15,9 @@ namespace npu::client {
 
 class Trainer {
  public:
-  // `request` with its model (graph or onnx_model) and configuration set.
+  // `request` with its model (graph or onnx_model) and configuration set; a
+  // model too large for one message is streamed (RegisterGraphStream) and
+  // named by graph_id.
   static absl::StatusOr<std::unique_ptr<Trainer>> Create(Client& client, const npu::v1::CreateTrainerRequest& request);
   ~Trainer();
   Trainer(const Trainer&) = delete;

@@ -19,7 +19,10 @@
 #include <thread>
 #include <vector>
 
+#include "client/client.h"
 #include "client/graph_builder.h"
+#include "client/model_file.h"
+#include "client/trainer.h"
 #include "client/npy.h"
 #include "gtest/gtest.h"
 #include "npu/v1/training.grpc.pb.h"
@@ -431,6 +434,41 @@ v1::Graph WideMlp() {
   client::Value h2 = g.Relu(gemm(h1, weight("w2", 1024, 1024)));
   g.Output(gemm(h2, weight("w3", 10, 1024)), "logits");
   return g.Build();
+}
+
+// The C++ client's trainer of a model larger than one message (4.5 MB of
+// weights, a 1 MiB send limit): streamed by RegisterGraphStream, named by
+// graph_id, and unregistered once the trainer exists; it trains as the
+// inline one does.
+TEST(TrainingServiceTest, AModelAboveTheClientsSendLimitIsStreamedAndNamedById) {
+  ServerProcess server({"--log_level=warn"});
+  client::ClientOptions small;
+  small.max_send_message_bytes = int64_t{1} << 20;
+  auto npu = client::Client::Connect(server.target(), small);
+  ASSERT_TRUE(npu.ok()) << npu.status();
+  v1::CreateTrainerRequest req;
+  *req.mutable_graph() = WideMlp();
+  ASSERT_GT(req.ByteSizeLong(), size_t{4} << 20);
+  req.set_loss(v1::CROSS_ENTROPY);
+  req.mutable_optimizer()->set_kind(v1::OptimizerConfig::SGD);
+  req.mutable_optimizer()->set_lr(0.01);
+  auto streamed = client::Trainer::Create(**npu, req);
+  ASSERT_TRUE(streamed.ok()) << streamed.status();
+  EXPECT_EQ((*streamed)->info().parameters_size(), 3);
+  // The temporary registration is gone.
+  EXPECT_EQ((*npu)->FindGraph(client::ModelOf(req.graph()).sha256).status().code(), absl::StatusCode::kNotFound);
+  // The same first step as a trainer made inline (a roomy client).
+  auto roomy = client::Client::Connect(server.target(), client::ClientOptions{});
+  ASSERT_TRUE(roomy.ok());
+  auto inline_trainer = client::Trainer::Create(**roomy, req);
+  ASSERT_TRUE(inline_trainer.ok()) << inline_trainer.status();
+  std::vector<float> xs(8 * 64);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(i % 13) / 13.0f;
+  const v1::Tensor x = Float32({8, 64}, xs), y = Int64s({8}, {0, 1, 2, 3, 4, 5, 6, 7});
+  auto a = (*streamed)->Step(x, y, false);
+  auto b = (*inline_trainer)->Step(x, y, false);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->loss(), b->loss());
 }
 
 // A Step whose deadline passes, or whose client cancels it, while the device
