@@ -9,6 +9,7 @@
 // (N, H, W). dX is left out when the node names one output (the first layer's
 // input needs none).
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "kernels/cube_gemm.h"
@@ -117,15 +118,15 @@ int64_t PlaneOf(const ConvGeometry& g, int64_t oz, int64_t kz) {
 }
 
 // The column matrix of one image and group, col[(ci, kz, ky, kx), (oz, oy,
-// ox)], from its fp16 input volumes [Cg, D, H, W], 0 in the padding: the B
-// operand of dW's GEMM (the forward lays the same taps out per tile,
-// kernels/cube_im2col.h; the gradient needs them transposed, whole).
-void Columns(const half_bits* planes, const ConvGeometry& g, half_bits* col) {
+// ox)] (rows `ld` apart), from its fp16 input volumes [Cg, D, H, W], 0 in the
+// padding: the B operand of dW's GEMM (the forward lays the same taps out per
+// tile, kernels/cube_im2col.h; the gradient needs them transposed, whole).
+void Columns(const half_bits* planes, const ConvGeometry& g, half_bits* col, int64_t ld) {
   const int64_t rows = g.kdim(), pix = g.pixels(), opl = g.oh * g.ow;
   ParallelFor(rows, 2 * rows * pix, [&](int64_t r) {  // each column element read and written once
     const int64_t ci = r / (g.kd * g.kh * g.kw), kz = r / (g.kh * g.kw) % g.kd, ky = (r / g.kw) % g.kh, kx = r % g.kw;
     const half_bits* volume = planes + ci * g.volume();
-    half_bits* dst = col + r * pix;
+    half_bits* dst = col + r * ld;
     for (int64_t oz = 0; oz < g.od; ++oz) {
       const int64_t depth = PlaneOf(g, oz, kz);
       for (int64_t oy = 0; oy < g.oh; ++oy) {
@@ -141,16 +142,17 @@ void Columns(const half_bits* planes, const ConvGeometry& g, half_bits* col) {
   });
 }
 
-// Adds col_grad [(ci, kz, ky, kx), (oz, oy, ox)] into the group's dX volumes
-// [Cg, D, H, W] (fp32), in a fixed order: each input channel is one thread's.
-void Col2Im(const float* col, const ConvGeometry& g, float* planes) {
+// Adds col_grad [(ci, kz, ky, kx), (oz, oy, ox)] (rows `ld` apart) into the
+// group's dX volumes [Cg, D, H, W] (fp32), in a fixed order: each input
+// channel is one thread's.
+void Col2Im(const float* col, int64_t ld, const ConvGeometry& g, float* planes) {
   const int64_t pix = g.pixels(), opl = g.oh * g.ow;
   ParallelFor(g.cg(), g.kdim() * pix + g.cg() * g.volume(), [&](int64_t ci) {
     float* volume = planes + ci * g.volume();
     for (int64_t kz = 0; kz < g.kd; ++kz) {
       for (int64_t ky = 0; ky < g.kh; ++ky) {
         for (int64_t kx = 0; kx < g.kw; ++kx) {
-          const float* src = col + (((ci * g.kd + kz) * g.kh + ky) * g.kw + kx) * pix;
+          const float* src = col + (((ci * g.kd + kz) * g.kh + ky) * g.kw + kx) * ld;
           for (int64_t oz = 0; oz < g.od; ++oz) {
             const int64_t depth = PlaneOf(g, oz, kz);
             if (depth < 0) continue;
@@ -169,6 +171,22 @@ void Col2Im(const float* col, const ConvGeometry& g, float* planes) {
   });
 }
 
+// Images one GEMM pair covers: enough for 4096 pixels (a GEMM depth that
+// fills the Cube's tiles), within a 64 MiB budget for their columns (fp16),
+// column gradients (fp32) and gathered dY; at least one.
+int64_t ImagesPerChunk(const ConvGeometry& g, size_t dy_elem, bool want_dx) {
+  const int64_t pixels = std::max<int64_t>(g.pixels(), 1);
+  const int64_t per_image =
+      pixels * (g.kdim() * static_cast<int64_t>(sizeof(half_bits) + (want_dx ? sizeof(float) : 0)) +
+                g.mg() * static_cast<int64_t>(dy_elem));
+  const int64_t wanted = (4096 + pixels - 1) / pixels, fits = (int64_t{64} << 20) / per_image;
+  return std::clamp<int64_t>(std::min(wanted, fits), 1, std::max<int64_t>(g.n, 1));
+}
+
+// Per group, images in chunks: the chunk's columns side by side [K, c * P]
+// and its dY gathered [Mg, c * P], so that dW and the column gradient are one
+// GEMM each over all the chunk's pixels (per image they were too small to
+// fill the Cube's tiles).
 absl::Status RunConvGrad(RunContext& ctx) {
   const ConvGradPlan& plan = ctx.State<ConvGradPlan>();
   const ConvGeometry& g = plan.g;
@@ -178,11 +196,13 @@ absl::Status RunConvGrad(RunContext& ctx) {
   const bool want_dx = plan.want_dx && ctx.outputs.size() > 1;
   const int64_t K = g.kdim(), P = g.pixels(), Mg = g.mg();
   const int64_t plane_elems = g.cg() * g.volume();
-  std::vector<half_bits> planes16(static_cast<size_t>(plane_elems)), col(static_cast<size_t>(K * P));
-  std::vector<float> dw_acc(static_cast<size_t>(g.m * K), 0.0f), dw_img(static_cast<size_t>(Mg * K));
-  std::vector<float> col_grad(want_dx ? static_cast<size_t>(K * P) : 0);
-  std::vector<float> dx_planes(want_dx ? static_cast<size_t>(plane_elems) : 0);
   const size_t dy_elem = ElementSize(dy.type().dtype), w_elem = ElementSize(wt.type().dtype);
+  const int64_t chunk = ImagesPerChunk(g, dy_elem, want_dx);
+  std::vector<half_bits> planes16(static_cast<size_t>(plane_elems)), cols(static_cast<size_t>(K * chunk * P));
+  std::vector<std::byte> dyt(static_cast<size_t>(Mg * chunk * P) * dy_elem);
+  std::vector<float> dw_acc(static_cast<size_t>(g.m * K), 0.0f), dw_part(static_cast<size_t>(Mg * K));
+  std::vector<float> col_grad(want_dx ? static_cast<size_t>(K * chunk * P) : 0);
+  std::vector<float> dx_planes(want_dx ? static_cast<size_t>(plane_elems) : 0);
   const bool saturate = ctx.preset.fp16_saturation;
   // The GEMMs write fp32 partials (whose overflow the final stores count); in
   // saturation mode the operands it hides count too, each value once.
@@ -195,39 +215,48 @@ absl::Status RunConvGrad(RunContext& ctx) {
     }
   }
 
-  for (int64_t img = 0; img < g.n; ++img) {
-    for (int64_t grp = 0; grp < g.group; ++grp) {
+  for (int64_t grp = 0; grp < g.group; ++grp) {
+    for (int64_t i0 = 0; i0 < g.n; i0 += chunk) {
       if (ctx.cancel != nullptr && ctx.cancel->load(std::memory_order_relaxed)) return absl::OkStatus();
-      const int64_t in_off = (img * g.c + grp * g.cg()) * g.volume();
-      if (x.type().dtype == v1::FLOAT16) {
-        std::copy_n(x.as<half_bits>() + in_off, plane_elems, planes16.data());
-      } else {
-        kernels::CubeOperandHalves(x.as<float>() + in_off, planes16.data(), static_cast<size_t>(plane_elems), saturate);
+      const int64_t images = std::min(chunk, g.n - i0), ld = images * P;
+      for (int64_t img = i0; img < i0 + images; ++img) {
+        const int64_t in_off = (img * g.c + grp * g.cg()) * g.volume();
+        if (x.type().dtype == v1::FLOAT16) {
+          std::copy_n(x.as<half_bits>() + in_off, plane_elems, planes16.data());
+        } else {
+          kernels::CubeOperandHalves(x.as<float>() + in_off, planes16.data(), static_cast<size_t>(plane_elems),
+                                     saturate);
+        }
+        Columns(planes16.data(), g, cols.data() + (img - i0) * P, ld);
+        for (int64_t m = 0; m < Mg; ++m) {
+          std::memcpy(dyt.data() + (m * ld + (img - i0) * P) * dy_elem,
+                      dy.data() + ((img * g.m + grp * Mg + m) * P) * dy_elem, static_cast<size_t>(P) * dy_elem);
+        }
       }
-      Columns(planes16.data(), g, col.data());
-      const std::byte* dy_g = dy.data() + (img * g.m + grp * Mg) * P * dy_elem;
-
-      // dW_g (this image) = dY_g x col^T, into fp32.
+      // dW_g += dY_g x col^T over the chunk's pixels, into fp32.
       kernels::GemmProblem pw = CubeProblem(ctx, dy.type().dtype, v1::FLOAT16, v1::FLOAT32);
-      pw.m = Mg, pw.n = K, pw.k = P;
-      pw.a = dy_g, pw.lda = P;
-      pw.b = col.data(), pw.ldb = P, pw.trans_b = true;
-      pw.c = dw_img.data(), pw.ldc = K;
+      pw.m = Mg, pw.n = K, pw.k = ld;
+      pw.a = dyt.data(), pw.lda = ld;
+      pw.b = cols.data(), pw.ldb = ld, pw.trans_b = true;
+      pw.c = dw_part.data(), pw.ldc = K;
       RunCubeGemm(pw);
       float* acc = dw_acc.data() + grp * Mg * K;
-      for (int64_t i = 0; i < Mg * K; ++i) acc[i] += dw_img[i];
+      for (int64_t i = 0; i < Mg * K; ++i) acc[i] += dw_part[i];
 
       if (want_dx) {
         // col_grad = W_g^T x dY_g; W_g is [Mg, K] row-major.
         kernels::GemmProblem px = CubeProblem(ctx, wt.type().dtype, dy.type().dtype, v1::FLOAT32);
-        px.m = K, px.n = P, px.k = Mg;
+        px.m = K, px.n = ld, px.k = Mg;
         px.a = wt.data() + grp * Mg * K * w_elem, px.lda = K, px.trans_a = true;
-        px.b = dy_g, px.ldb = P;
-        px.c = col_grad.data(), px.ldc = P;
+        px.b = dyt.data(), px.ldb = ld;
+        px.c = col_grad.data(), px.ldc = ld;
         RunCubeGemm(px);
-        std::fill(dx_planes.begin(), dx_planes.end(), 0.0f);
-        Col2Im(col_grad.data(), g, dx_planes.data());
-        overflow += StoreFromFloat(ctx.outputs[1], in_off, plane_elems, dx_planes.data(), saturate);
+        for (int64_t img = i0; img < i0 + images; ++img) {
+          std::fill(dx_planes.begin(), dx_planes.end(), 0.0f);
+          Col2Im(col_grad.data() + (img - i0) * P, ld, g, dx_planes.data());
+          overflow += StoreFromFloat(ctx.outputs[1], (img * g.c + grp * g.cg()) * g.volume(), plane_elems,
+                                     dx_planes.data(), saturate);
+        }
       }
     }
   }
