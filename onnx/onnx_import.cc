@@ -6,6 +6,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -34,6 +35,37 @@ absl::StatusOr<v1::DataType> MapType(int32_t onnx_type, const std::string& what)
   }
 }
 
+// A DOUBLE constant (an initializer or a Constant's value: what torch's
+// export makes of a Python float such as math.log(100.0)) as FLOAT: the
+// device has no float64, and the ops it meets compute in fp32. Each value
+// rounds to nearest (beyond fp32's range: inf, as a cast makes it).
+absl::StatusOr<v1::Tensor> NarrowDoubleTensor(const TensorProto& t, const std::string& what) {
+  auto type = graph::ValidateType(v1::FLOAT32, t.dims(), what);
+  if (!type.ok()) return type.status();
+  const int64_t n = type->elements();
+  std::vector<double> values;
+  if (t.has_raw_data()) {
+    if (t.raw_data().size() != static_cast<size_t>(n) * sizeof(double)) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": has ", t.raw_data().size(), " bytes of data for ",
+                                                     n * static_cast<int64_t>(sizeof(double))));
+    }
+    values.resize(static_cast<size_t>(n));
+    std::memcpy(values.data(), t.raw_data().data(), t.raw_data().size());
+  } else {
+    if (t.double_data_size() != n) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": has ", t.double_data_size(), " values for ", n,
+                                                     " elements"));
+    }
+    values.assign(t.double_data().begin(), t.double_data().end());
+  }
+  std::vector<float> narrow(values.begin(), values.end());
+  v1::Tensor out;
+  out.set_dtype(v1::FLOAT32);
+  *out.mutable_shape() = t.dims();
+  out.set_data(narrow.data(), narrow.size() * sizeof(float));
+  return out;
+}
+
 // Raw bytes from raw_data (moved out of `raw` when given) or from the typed
 // repeated fields (little-endian host). The dims are checked before anything
 // is allocated: a hostile file cannot make the server allocate without bound.
@@ -42,6 +74,7 @@ absl::StatusOr<v1::Tensor> ConvertTensor(const TensorProto& t, std::string* raw,
     return absl::InvalidArgumentError(absl::StrCat(what, ": external data is not supported (save the model "
                                                    "with its weights inside)"));
   }
+  if (t.data_type() == TensorProto::DOUBLE) return NarrowDoubleTensor(t, what);
   auto dtype = MapType(t.data_type(), what);
   if (!dtype.ok()) return dtype.status();
   auto type = graph::ValidateType(*dtype, t.dims(), what);
@@ -230,6 +263,8 @@ absl::StatusOr<ImportedModel> ImportOnnxModel(::onnx::ModelProto model) {
       auto v = ConvertAttribute(a, absl::StrCat("node \"", node->name(), "\" (", n.op_type(), ") attribute \"",
                                                 a.name(), "\""));
       if (!v.ok()) return v.status();
+      // A cast to DOUBLE casts to FLOAT: its float64 constants are FLOAT here too (NarrowDoubleTensor).
+      if (n.op_type() == "Cast" && a.name() == "to" && v->i() == TensorProto::DOUBLE) v->set_i(TensorProto::FLOAT);
       (*node->mutable_attributes())[a.name()] = std::move(*v);
     }
   }

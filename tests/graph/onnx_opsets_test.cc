@@ -147,6 +147,48 @@ std::vector<float> RunOnX(const v1::Graph& graph, const std::vector<float>& x) {
   return std::vector<float>(y, y + x.size());
 }
 
+// torch's export keeps a Python float as a DOUBLE constant (math.log(100.0)
+// in swin_v2's attention) and may cast to DOUBLE: both run as FLOAT, each
+// double rounded to its nearest float (beyond fp32's range: inf).
+TEST(OnnxOpsetsTest, DoubleConstantsAndCastsToDoubleRunAsFloat) {
+  ::onnx::ModelProto m;
+  m.set_ir_version(7);
+  SetOpset(m, 17);
+  auto* g = m.mutable_graph();
+  AddInput(g, "x", {2, 3, 4});
+  auto* d = g->add_initializer();  // typed values
+  d->set_name("d");
+  d->set_data_type(::onnx::TensorProto::DOUBLE);
+  d->add_dims(4);
+  const std::vector<double> dv = {1.0 / 3.0, -2.5, 1e40, 0.1};
+  for (double v : dv) d->add_double_data(v);
+  auto* c = AddNode(g, "Constant", {}, {"c"}, "c");  // raw data
+  auto* value = c->add_attribute();
+  value->set_name("value");
+  value->set_type(::onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(::onnx::TensorProto::DOUBLE);
+  const double cv = std::log(100.0);
+  value->mutable_t()->set_raw_data(&cv, sizeof cv);
+  IntAttr(AddNode(g, "Cast", {"x"}, {"xd"}, "to_double"), "to", ::onnx::TensorProto::DOUBLE);
+  AddNode(g, "Add", {"xd", "d"}, {"s"}, "add");
+  AddNode(g, "Mul", {"s", "c"}, {"y"}, "mul");
+  g->add_output()->set_name("y");
+  auto imported = onnxio::ImportOnnxModel(m);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  std::vector<float> x(24);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) / 8.0f - 1.0f;
+  const std::vector<float> y = RunOnX(imported->graph, x);
+  ASSERT_EQ(y.size(), x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float want = (x[i] + static_cast<float>(dv[i % 4])) * static_cast<float>(cv);  // fp32, as the ops run
+    if (std::isinf(want)) {
+      EXPECT_TRUE(std::isinf(y[i]) && y[i] > 0) << i;
+    } else {
+      EXPECT_FLOAT_EQ(y[i], want) << i;
+    }
+  }
+}
+
 TEST(OnnxOpsetsTest, SoftmaxBeforeOpset13CoercesItsInputTo2D) {
   std::vector<float> x(24);
   for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(static_cast<float>(i) * 0.7f) * 3;
