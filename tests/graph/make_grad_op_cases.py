@@ -333,19 +333,21 @@ for dt in FLOATS:
 
 # ---- 3-D (NCDHW): ConvGrad (operands rounded to fp16), MaxPoolGrad, AveragePoolGrad ----------------
 CONVS_3D = [dict(n=2, c=3, x=(4, 5, 6), m=4, k=(3, 3, 3), s=(1, 1, 1), p=(1, 1, 1), d=(1, 1, 1)),
-            dict(n=1, c=2, x=(6, 5, 7), m=3, k=(2, 3, 2), s=(2, 1, 2), p=(1, 0, 1), d=(1, 2, 1))]
+            dict(n=1, c=2, x=(6, 5, 7), m=3, k=(2, 3, 2), s=(2, 1, 2), p=(1, 0, 1), d=(1, 2, 1)),
+            dict(n=2, c=4, x=(3, 4, 5), m=4, k=(2, 3, 3), s=(1, 1, 1), p=(1, 1, 1), d=(1, 1, 1), g=4)]
 for dt in FLOATS:
     for i, cv in enumerate(CONVS_3D):
         x = rand((cv["n"], cv["c"]) + cv["x"], dt, -1, 1)
-        w = rand((cv["m"], cv["c"]) + cv["k"], dt, -1, 1)
+        groups = cv.get("g", 1)
+        w = rand((cv["m"], cv["c"] // groups) + cv["k"], dt, -1, 1)
         xv, wv = cube(x).requires_grad_(), cube(w).requires_grad_()
-        y = F.conv3d(xv, wv, None, cv["s"], cv["p"], cv["d"])
+        y = F.conv3d(xv, wv, None, cv["s"], cv["p"], cv["d"], groups)
         dy = rand(tuple(y.shape), dt, -1, 1)
         gx, gw = torch.autograd.grad(y, (xv, wv), cube(dy))
         case("ConvGrad3d_%s_%d" % (dt.__name__, i), "ConvGrad", {"dy": dy, "x": x, "w": w},
              {"dw": out(gw, dt), "dx": out(gx, dt)},
              attrs={"strides": list(cv["s"]), "pads": list(cv["p"]) * 2, "dilations": list(cv["d"]),
-                    "kernel_shape": list(cv["k"])})
+                    "kernel_shape": list(cv["k"]), "group": groups})
     x = rand((2, 2, 5, 6, 7), dt)
     for i, pp in enumerate(POOLS_3D):
         attrs = {"kernel_shape": list(pp["k"]), "strides": list(pp["s"]), "pads": list(pp["p"]) * 2,

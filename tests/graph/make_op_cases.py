@@ -291,20 +291,24 @@ for dt in FLOATS:
 CONVS_3D = [dict(n=1, c=3, x=(5, 6, 7), m=4, k=(3, 3, 3), s=(1, 1, 1), p=(1, 1, 1), d=(1, 1, 1), bias=True),
             dict(n=2, c=2, x=(6, 5, 5), m=3, k=(2, 3, 3), s=(2, 1, 2), p=(1, 0, 1), d=(1, 2, 1), bias=False),
             dict(n=1, c=8, x=(3, 4, 5), m=5, k=(1, 1, 1), s=(1, 1, 1), p=(0, 0, 0), d=(1, 1, 1), bias=True),
-            dict(n=1, c=2, x=(4, 3, 40), m=3, k=(3, 1, 3), s=(1, 1, 2), p=(2, 0, 1), d=(2, 1, 1), bias=True)]
+            dict(n=1, c=2, x=(4, 3, 40), m=3, k=(3, 1, 3), s=(1, 1, 2), p=(2, 0, 1), d=(2, 1, 1), bias=True),
+            # grouped and depthwise: on the Cube, the groups as the GEMM's batch
+            dict(n=2, c=4, x=(3, 5, 5), m=6, k=(2, 3, 3), s=(1, 1, 1), p=(0, 1, 1), d=(1, 1, 1), bias=True, g=2),
+            dict(n=1, c=4, x=(4, 6, 6), m=4, k=(3, 3, 3), s=(1, 2, 2), p=(1, 1, 1), d=(1, 1, 1), bias=False, g=4)]
 for dt in FLOATS:
     for i, cv in enumerate(CONVS_3D):
         x = rand((cv["n"], cv["c"]) + cv["x"], dt, -1, 1)
-        w = rand((cv["m"], cv["c"]) + cv["k"], dt, -1, 1)
+        groups = cv.get("g", 1)
+        w = rand((cv["m"], cv["c"] // groups) + cv["k"], dt, -1, 1)
         inits = {"w": w}
         bias = None
         if cv["bias"]:
             inits["bias"] = rand((cv["m"],), dt, -1, 1)
             bias = torch.from_numpy(inits["bias"].astype(np.float64))
-        ref = F.conv3d(cube(x), cube(w), bias, cv["s"], cv["p"], cv["d"])
+        ref = F.conv3d(cube(x), cube(w), bias, cv["s"], cv["p"], cv["d"], groups)
         case("Conv3d_%s_%d" % (dt.__name__, i), "Conv", {"x": x}, {"y": ref.numpy().astype(dt)}, inits=inits,
              attrs={"strides": list(cv["s"]), "pads": list(cv["p"]) * 2, "dilations": list(cv["d"]),
-                    "kernel_shape": list(cv["k"])})
+                    "kernel_shape": list(cv["k"]), "group": groups})
     # 1-D without kernel_shape (the weights' shape gives it): dense on the Cube, depthwise on the Vector unit.
     for i, (xs, ws, attrs) in enumerate([((2, 3, 11), (4, 3, 3), {"pads": [1, 1], "strides": [2]}),
                                           ((1, 4, 9), (4, 1, 3), {"pads": [2, 0], "dilations": [2], "group": 4})]):

@@ -231,6 +231,8 @@ for v, (shape, attrs, scales, sizes) in enumerate([
 case("conv3d", [node("op", "Conv", ["x", "w", "bias"], ["y"], kernel_shape=[2, 3, 3], strides=[1, 2, 1],
                      pads=[1, 1, 0, 1, 1, 0], dilations=[2, 1, 1])],
      {"x": f32(2, 3, 5, 6, 5), "w": f32(4, 3, 2, 3, 3), "bias": f32(4)})
+case("conv3d_depthwise", [node("op", "Conv", ["x", "w"], ["y"], kernel_shape=[3, 3, 3], pads=[1, 1, 1, 1, 1, 1],
+                               group=3)], {"x": f32(2, 3, 4, 5, 5), "w": f32(6, 1, 3, 3, 3)})
 case("maxpool3d", [node("op", "MaxPool", ["x"], ["y"], kernel_shape=[2, 3, 3], strides=[2, 2, 1],
                         pads=[1, 1, 1, 1, 1, 1])], {"x": f32(2, 2, 5, 6, 7)})
 case("conv1d_no_kernel_shape", [node("op", "Conv", ["x", "w", "bias"], ["y"], strides=[2], pads=[1, 2])],

@@ -1,5 +1,5 @@
-// Conv (ONNX, 2-D NCHW and 3-D NCDHW) on the Cube (a 2-D one with group > 1
-// runs on the Vector unit: grouped_conv.h), the way a Da Vinci core runs a
+// Conv (ONNX, 1-D NCL, 2-D NCHW and 3-D NCDHW) on the Cube (a 1-D or 2-D one
+// with group > 1 runs on the Vector unit: grouped_conv.h), the way a Da Vinci core runs a
 // dense one: one GEMM per call over all images, rows = output pixels
 // (N * OD * OH * OW), columns = output channels, depth = the taps
 // (Cg * kd * kh * kw) of a group (the 3-D layout NDC1HWC0); the groups are the GEMM's
@@ -84,9 +84,6 @@ absl::StatusOr<ConvGeometry> Geometry(const v1::Node& node, const NodeAttributes
     return NodeError(node, "input ", ShapeToString(x), " and weights ", ShapeToString(wt),
                      ": only the batch dimension may be 0");
   }
-  if (sp == 3 && g.group > 1) {
-    return NodeError(node, "3-D convolution with group = ", g.group, " is not supported (group 1 runs on the Cube)");
-  }
   auto od = CheckedWindowOutput({g.d, g.kd, g.sd, g.dd, g.pf, g.pk, false}, "depth");
   if (!od.ok()) return AtNode(node, od.status());
   auto oh = CheckedWindowOutput({g.h, g.kh, g.sh, g.dh, g.pt, g.pb, false}, "height");
@@ -100,6 +97,11 @@ absl::StatusOr<ConvGeometry> Geometry(const v1::Node& node, const NodeAttributes
 }
 
 absl::Status PrepareConv(InferContext& c, const ConvGeometry& g);
+
+// A grouped (or depthwise) 1-D or 2-D convolution runs as a direct stencil on
+// the Vector unit; every other, 3-D grouped ones too, on the Cube with the
+// groups as the GEMM's batch.
+bool OnTheStencil(const ConvGeometry& g) { return g.group > 1 && g.spatial < 3; }
 
 absl::StatusOr<std::vector<TensorType>> InferConv(InferContext& c) {
   const TensorType& x = *c.inputs[0];
@@ -194,7 +196,7 @@ absl::Status PrepareConv(InferContext& c, const ConvGeometry& g) {
     }
   }
   plan.epilogue = PlanEpilogue(c);
-  if (g.group > 1) {
+  if (OnTheStencil(g)) {
     if (c.constants[1] != nullptr) {
       plan.grouped_weights.resize(static_cast<size_t>(c.constants[1]->type().elements()));
       LoadAsFloat(*c.constants[1], 0, 1, c.constants[1]->type().elements(), plan.grouped_weights.data());
@@ -214,7 +216,7 @@ absl::Status RunConv(RunContext& ctx) {
   const HostTensor& x = *ctx.inputs[0];
   const HostTensor& wt = *ctx.inputs[1];
   const HostTensor* bias_t = ctx.inputs.size() > 2 ? ctx.inputs[2] : nullptr;
-  if (g.group > 1) {  // depthwise and grouped: a direct stencil on the Vector unit
+  if (OnTheStencil(g)) {  // depthwise and grouped 1-D/2-D: a direct stencil on the Vector unit
     GroupedConvPrepared prepared;
     prepared.epilogue_operand_types = &plan.epilogue_types;
     if (!plan.grouped_weights.empty()) prepared.weights = &plan.grouped_weights;
@@ -265,7 +267,7 @@ std::vector<AttrDef> ConvAttributes() {
 void RegisterConvOp(OpRegistry& r) {
   OpDef d;
   d.name = "Conv";
-  d.units = "Cube, MTE1 (img2col), MTE2, FixPipe; group > 1: Vector, MTE2, MTE3";
+  d.units = "Cube, MTE1 (img2col), MTE2, FixPipe; 1-D/2-D with group > 1: Vector, MTE2, MTE3";
   d.task_type = device::TaskType::kAiCore;
   d.dtypes = {v1::FLOAT16, v1::FLOAT32};
   d.min_inputs = 2;
