@@ -351,41 +351,61 @@ def zoo_arguments(doc, groups):
     return parser
 
 
+def selected_models(args, makers):
+    """The models of the groups `args` names (makers: group -> generator of
+    (name, ...) tuples), filtered by --only and --skip."""
+    groups = set(args.groups.split(","))
+    only = set(filter(None, args.only.split(",")))
+    skip = set(filter(None, args.skip.split(",")))
+    models = [m for g, make in makers if g in groups for m in make()]
+    return [m for m in models if (not only or m[0] in only) and m[0] not in skip]
+
+
+def each_row(server, models, new_row, check, progress):
+    """One row per model: check(row, model) fills it; a failure is the row's
+    `why` (the server's message, or the exception's type and text with a
+    traceback on stderr), not the end of the run, unless the server exited."""
+    rows = []
+    for model in models:
+        row = new_row(model[0])
+        try:
+            check(row, model)
+        except Exception as e:  # one model's failure is a row, not the end
+            row["why"] = why_failed(e)
+            if not isinstance(e, npuserve.NpuError):
+                row["why"] = f"{type(e).__name__}: {row['why']}"
+                traceback.print_exc(limit=3, file=sys.stderr)
+        rows.append(row)
+        progress(row)
+        if server.process.poll() is not None:
+            raise RuntimeError(f"npu-server exited ({server.process.returncode}) on {model[0]}")
+    return rows
+
+
+def write_table(text, path):
+    print(text)
+    if path:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text + "\n")
+
+
 def main():
     parser = zoo_arguments(__doc__, "vision,segmentation,layers")
     parser.add_argument("--check", action="store_true", help="exit 1 when a model fails (CI's subset)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    groups = set(args.groups.split(","))
-    only = set(filter(None, args.only.split(",")))
-    skip = set(filter(None, args.skip.split(",")))
-    models = [m for g, make in (("vision", vision_models), ("segmentation", segmentation_models),
-                                ("layers", layer_models)) if g in groups for m in make()]
-    models = [m for m in models if (not only or m[0] in only) and m[0] not in skip]
+    models = selected_models(args, (("vision", vision_models), ("segmentation", segmentation_models),
+                                    ("layers", layer_models)))
     server = Server(args.server, args.threads)
-    rows = []
     try:
         with npuserve.connect(server.target, timeout=args.timeout) as npu:
-            for name, _, build, make_inputs, axes in models:
-                row = new_row(name)
-                try:
-                    check(npu, row, build, make_inputs, axes, args.timeout)
-                except Exception as e:  # one model's failure is a row, not the end
-                    row["why"] = why_failed(e)
-                    if not isinstance(e, npuserve.NpuError):
-                        row["why"] = f"{type(e).__name__}: {row['why']}"
-                        traceback.print_exc(limit=2, file=sys.stderr)
-                rows.append(row)
-                print(f"{name}: {row['result']} {row['why']}", file=sys.stderr, flush=True)
-                if server.process.poll() is not None:
-                    raise RuntimeError(f"npu-server exited ({server.process.returncode}) on {name}")
+            rows = each_row(server, models, new_row,
+                            lambda row, m: check(npu, row, m[2], m[3], m[4], args.timeout),
+                            lambda row: print(f"{row['model']}: {row['result']} {row['why']}", file=sys.stderr,
+                                              flush=True))
     finally:
         server.stop()
-    text = table(rows)
-    print(text)
-    if args.out:
-        with open(args.out, "w", encoding="utf-8") as f:
-            f.write(text + "\n")
+    write_table(table(rows), args.out)
     if args.check and any(r["result"] == "fail" for r in rows):
         sys.exit(1)
 

@@ -36,7 +36,6 @@ import os
 import signal
 import sys
 import time
-import traceback
 import warnings
 
 import numpy as np
@@ -45,7 +44,7 @@ import torchvision
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from zoo import (DecoderWithCausalMask, FirstOutput, Fp16Operands, SelfAttention, Server, SmallUNet,  # noqa: E402
-                 randomise_batchnorm, zoo_arguments)
+                 each_row, randomise_batchnorm, selected_models, write_table, zoo_arguments)
 
 import npuserve  # noqa: E402
 
@@ -171,7 +170,7 @@ def smallest_input(model, loss):
     raise ValueError(f"no input of {SIZES} px fits")
 
 
-def targets(loss, y, n, classes_from=None):
+def targets(loss, y, n):
     if loss == "cross_entropy":
         return torch.randint(0, y.shape[1], (n,))
     return torch.randn_like(y)
@@ -314,37 +313,18 @@ def main():
                         help="trainer steps per amp level (O2's scaler may skip the first few)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    groups = set(args.groups.split(","))
-    only = set(filter(None, args.only.split(",")))
-    skip = set(filter(None, args.skip.split(",")))
-    models = [m for g, make in (("vision", vision_models), ("layers", layer_models)) if g in groups for m in make()]
-    models = [m for m in models if (not only or m[0] in only) and m[0] not in skip]
+    models = selected_models(args, (("vision", vision_models), ("layers", layer_models)))
     server = Server(args.server, args.threads)
     os.environ["NPUSERVE_TARGET"] = server.target
     import torch_npu  # noqa: F401  (.npu() on the server above)
-    rows = []
     try:
         with npuserve.connect(server.target, timeout=args.timeout) as client:
-            for name, loss, build, make_inputs in models:
-                row = {"name": name, "result": "fail"}
-                try:
-                    check(client, row, build, make_inputs, loss, args.steps, args.timeout)
-                except Exception as e:  # one model's failure is a row, not the end
-                    row["why"] = " ".join(str(e).split())[:300]
-                    if not isinstance(e, npuserve.NpuError):
-                        row["why"] = f"{type(e).__name__}: {row['why']}"
-                        traceback.print_exc(limit=3, file=sys.stderr)
-                rows.append(row)
-                print(table([row]).splitlines()[-1], file=sys.stderr, flush=True)
-                if server.process.poll() is not None:
-                    raise RuntimeError(f"npu-server exited ({server.process.returncode}) on {name}")
+            rows = each_row(server, models, lambda name: {"name": name, "result": "fail"},
+                            lambda row, m: check(client, row, m[2], m[3], m[1], args.steps, args.timeout),
+                            lambda row: print(table([row]).splitlines()[-1], file=sys.stderr, flush=True))
     finally:
         server.stop()
-    text = table(rows)
-    print(text)
-    if args.out:
-        with open(args.out, "w", encoding="utf-8") as f:
-            f.write(text + "\n")
+    write_table(table(rows), args.out)
 
 
 if __name__ == "__main__":

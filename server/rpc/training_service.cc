@@ -1,6 +1,5 @@
 #include "server/rpc/training_service.h"
 
-#include <algorithm>
 #include <future>
 #include <utility>
 
@@ -49,7 +48,9 @@ absl::StatusOr<v1::Graph> ModelOf(core::ServerState& state, const std::string& t
 // Plans the forward model as given (batch dims of -1 bound to 1): so that
 // every malformed part (initializer bytes, unknown ops, shapes) is refused by
 // the planner, naming it, before the trainer reads a byte of it, and so that
-// an export knows its outputs' types.
+// an export knows its outputs' types. A train-mode export's Dropout
+// (training_mode true) is planned as inference: the step graph draws its own
+// seeded masks.
 absl::StatusOr<std::shared_ptr<const graph::Plan>> PlanForward(const core::ServerState& state, const v1::Graph& graph,
                                                                const device::DevicePreset& preset) {
   std::vector<graph::TensorType> types;
@@ -58,7 +59,9 @@ absl::StatusOr<std::shared_ptr<const graph::Plan>> PlanForward(const core::Serve
     for (int64_t& d : shape) d = d == -1 ? 1 : d;
     types.push_back({in.dtype(), shape});
   }
-  return graph::PreparePlan(std::make_shared<const v1::Graph>(graph), &types, preset, state.plan_limits());
+  auto as_evaluated = std::make_shared<v1::Graph>(graph);
+  train::DropoutsForInference(*as_evaluated);
+  return graph::PreparePlan(std::move(as_evaluated), &types, preset, state.plan_limits());
 }
 
 // The trained Graph as ONNX, its outputs typed from a plan of it (their dims
@@ -146,19 +149,7 @@ absl::Status TrainingServiceImpl::DoCreate(const std::string& tenant, const v1::
   }
   auto graph = ModelOf(state_, tenant, req);
   if (!graph.ok()) return graph.status();
-  // A train-mode export's Dropout (training_mode true) is validated as
-  // inference: the step graph draws its own seeded masks.
-  const bool train_mode_dropout = std::any_of(graph->nodes().begin(), graph->nodes().end(), [](const v1::Node& n) {
-    return n.op_type() == "Dropout" && n.inputs_size() > 2;
-  });
-  v1::Graph as_evaluated;
-  if (train_mode_dropout) {
-    as_evaluated = *graph;
-    train::DropoutsForInference(as_evaluated);
-  }
-  if (auto plan = PlanForward(state_, train_mode_dropout ? as_evaluated : *graph, devices[0]->preset()); !plan.ok()) {
-    return plan.status();
-  }
+  if (auto plan = PlanForward(state_, *graph, devices[0]->preset()); !plan.ok()) return plan.status();
   auto spec = train::DescribeModel(*std::move(graph), {req.trainable().begin(), req.trainable().end()});
   if (!spec.ok()) return spec.status();
   auto trainer = train::Trainer::Create(*std::move(spec), *config, devices);

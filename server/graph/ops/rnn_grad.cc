@@ -115,14 +115,15 @@ std::vector<float> RnnGradDirection::FinalGradient(int input) const {
   return g;
 }
 
-void RnnGradDirection::AddStepGradient(RnnDirection& dir, int64_t t, float* dh) const {
+void RnnGradDirection::AddStepGradient(RnnDirection& dir, int64_t t, float* dh) {
   const HostTensor* dy = Optional(ctx_, plan_.forward_inputs);
   if (dy == nullptr) return;
-  std::vector<float> row(static_cast<size_t>(s_.hidden));
+  const int64_t h = s_.hidden;
+  step_dy_.resize(static_cast<size_t>(s_.batch * h));  // dY[t, d]: the batch's rows, one after the other
+  LoadAsFloat(*dy, (t * s_.dirs + d_) * s_.batch * h, 1, s_.batch * h, step_dy_.data());
   for (int64_t b = 0; b < s_.batch; ++b) {
     if (!dir.active(b, t)) continue;  // Y is 0 there, whatever the state
-    LoadAsFloat(*dy, ((t * s_.dirs + d_) * s_.batch + b) * s_.hidden, 1, s_.hidden, row.data());
-    for (int64_t j = 0; j < s_.hidden; ++j) dh[b * s_.hidden + j] += row[j];
+    for (int64_t j = 0; j < h; ++j) dh[b * h + j] += step_dy_[b * h + j];
   }
 }
 

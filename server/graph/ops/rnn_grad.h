@@ -56,7 +56,7 @@ class RnnGradDirection {
   // [batch, hidden], zeros when absent.
   std::vector<float> FinalGradient(int input) const;
   // dh (fp32 [batch, hidden]) += dY[t, d] on the rows active at t.
-  void AddStepGradient(RnnDirection& dir, int64_t t, float* dh) const;
+  void AddStepGradient(RnnDirection& dir, int64_t t, float* dh);
 
   // After the loop: dW, dR and dB of this direction stored, dA W added to
   // dx (fp32 [seq, batch, input]); d initial_h stored from dh. Returns the
@@ -69,6 +69,7 @@ class RnnGradDirection {
   const RnnShape& s_;
   int64_t d_;
   std::vector<float> da_, da_rec_, h_prev_, rh_prev_;
+  std::vector<float> step_dy_;  // AddStepGradient's scratch
 };
 
 // The frame both gradients run in: checks sequence_lens, then per direction
