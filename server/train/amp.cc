@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "kernels/fp16.h"
@@ -15,6 +16,18 @@ bool IsCubeOp(const std::string& op) { return op == "MatMul" || op == "Gemm" || 
 
 std::string CastTo(GraphEditor& g, const std::string& v, graph::DataType to, const std::string& base) {
   return g.Add1("Cast", {v}, {{"to", AttrInt(OnnxFloatCode(to))}}, base);
+}
+
+// A Cast of `from` that writes the existing name `to` (a value whose readers
+// stay as they are).
+void CastInto(GraphEditor& g, const std::string& from, const std::string& to, graph::DataType dtype,
+              const std::string& base) {
+  v1::Node* c = g.graph().add_nodes();
+  c->set_name(g.FreshNode(base));
+  c->set_op_type("Cast");
+  c->add_inputs(from);
+  c->add_outputs(to);
+  (*c->mutable_attributes())["to"] = AttrInt(OnnxFloatCode(dtype));
 }
 
 void ToHalf(v1::Tensor& t, bool saturate) {
@@ -44,12 +57,7 @@ void ApplyO1(v1::Graph& f) {
     for (const std::string& in : inputs) node->add_inputs(in);
     node->set_outputs(0, half);
     // Back to fp32 under the original name, so every consumer is unchanged.
-    v1::Node* cast = f.add_nodes();
-    cast->set_name(g.FreshNode("amp/" + name + "/fp32"));
-    cast->set_op_type("Cast");
-    cast->add_inputs(half);
-    cast->add_outputs(out);
-    (*cast->mutable_attributes())["to"] = AttrInt(OnnxFloatCode(v1::FLOAT32));
+    CastInto(g, half, out, v1::FLOAT32, "amp/" + name + "/fp32");
   }
 }
 
@@ -89,11 +97,105 @@ void MadeFloatsToHalf(v1::Graph& f, const std::set<std::string>& keep, bool satu
   }
 }
 
+// F.normalize as torch exports it, Div(x, [Expand](Clip(ReduceL2(x), eps))),
+// found in the fp32 model: the nodes and the bounds of its Clip (their fp32
+// values, read before the model's constants become fp16).
+struct Normalize {
+  int reduce = -1, clip = -1, div = -1;
+  std::vector<std::optional<v1::Tensor>> bounds;  // Clip's min and max, if given
+};
+
+// The fp32 value of `name` when it is a constant: an initializer, or a
+// Constant node reached through Casts and Identities.
+std::optional<v1::Tensor> FloatConstant(const v1::Graph& f, const std::map<std::string, int>& producer,
+                                        const std::string& name) {
+  for (const auto& init : f.initializers()) {
+    if (init.name() == name) {
+      return init.tensor().dtype() == v1::FLOAT32 ? std::optional<v1::Tensor>(init.tensor()) : std::nullopt;
+    }
+  }
+  auto it = producer.find(name);
+  if (it == producer.end()) return std::nullopt;
+  const v1::Node& n = f.nodes(it->second);
+  if ((n.op_type() == "Cast" || n.op_type() == "Identity") && n.inputs_size() == 1) {
+    return FloatConstant(f, producer, n.inputs(0));
+  }
+  if (n.op_type() != "Constant") return std::nullopt;
+  if (auto a = n.attributes().find("value"); a != n.attributes().end() && a->second.has_t() &&
+                                             a->second.t().dtype() == v1::FLOAT32) {
+    return a->second.t();
+  }
+  if (auto a = n.attributes().find("value_float"); a != n.attributes().end()) {
+    v1::Tensor t;
+    t.set_dtype(v1::FLOAT32);
+    const float v = a->second.f();
+    t.set_data(&v, sizeof v);
+    return t;
+  }
+  return std::nullopt;
+}
+
+std::vector<Normalize> FindNormalizes(const v1::Graph& f) {
+  std::map<std::string, int> producer;
+  std::map<std::string, int> readers;
+  for (int i = 0; i < f.nodes_size(); ++i) {
+    for (const auto& o : f.nodes(i).outputs()) producer[o] = i;
+    for (const auto& in : f.nodes(i).inputs()) ++readers[in];
+  }
+  auto made_by = [&](const std::string& v, const char* op) {
+    auto it = producer.find(v);
+    return it != producer.end() && f.nodes(it->second).op_type() == op && readers[v] == 1 ? it->second : -1;
+  };
+  std::vector<Normalize> found;
+  for (int i = 0; i < f.nodes_size(); ++i) {
+    const v1::Node& div = f.nodes(i);
+    if (div.op_type() != "Div" || div.inputs_size() != 2) continue;
+    std::string d = div.inputs(1);
+    if (const int e = made_by(d, "Expand"); e >= 0) d = f.nodes(e).inputs(0);
+    Normalize n;
+    n.div = i;
+    n.clip = made_by(d, "Clip");
+    if (n.clip < 0) continue;
+    n.reduce = made_by(f.nodes(n.clip).inputs(0), "ReduceL2");
+    if (n.reduce < 0 || f.nodes(n.reduce).inputs(0) != div.inputs(0)) continue;
+    bool constant = true;
+    for (int k = 1; k < f.nodes(n.clip).inputs_size(); ++k) {
+      const std::string& b = f.nodes(n.clip).inputs(k);
+      n.bounds.push_back(b.empty() ? std::nullopt : FloatConstant(f, producer, b));
+      constant = constant && (b.empty() || n.bounds.back().has_value());
+    }
+    if (constant) found.push_back(std::move(n));
+  }
+  return found;
+}
+
+// Runs each F.normalize in fp32 in the fp16 model (apex lists `normalize` among
+// its fp32 functions): x cast to fp32 for the norm and the division, the Clip's
+// epsilon (torch's 1e-12, 0 in fp16, so a zero vector such as a padded token
+// would give 0/0) as an fp32 constant, the result cast back to fp16.
+void NormalizesInFp32(GraphEditor& g, const std::vector<Normalize>& found) {
+  v1::Graph& f = g.graph();
+  for (const Normalize& n : found) {
+    const std::string base = "amp/" + f.nodes(n.div).name();
+    const std::string x32 = CastTo(g, f.nodes(n.div).inputs(0), v1::FLOAT32, base + "/x_fp32");
+    f.mutable_nodes(n.reduce)->set_inputs(0, x32);
+    f.mutable_nodes(n.div)->set_inputs(0, x32);
+    for (size_t k = 0; k < n.bounds.size(); ++k) {
+      if (!n.bounds[k]) continue;
+      f.mutable_nodes(n.clip)->set_inputs(static_cast<int>(k) + 1, g.Constant(base + "/bound", *n.bounds[k]));
+    }
+    const std::string out = f.nodes(n.div).outputs(0), out32 = g.FreshValue(out + "/fp32");
+    f.mutable_nodes(n.div)->set_outputs(0, out32);
+    CastInto(g, out32, out, v1::FLOAT16, base + "/fp16");
+  }
+}
+
 // O2 and O3: an fp16 model; at O2 BatchNormalization's parameters stay fp32.
 // The data inputs arrive in fp32 and each float output leaves in fp32 under
 // its own name (the model's fp16 value renamed, every reader of it unchanged).
 void ApplyHalfModel(AmpLevel level, const ModelSpec& spec, const std::vector<std::string>& data_inputs,
                     const std::vector<std::string>& float_outputs, v1::Graph& f, bool saturate) {
+  const std::vector<Normalize> normalizes = FindNormalizes(f);
   std::set<std::string> keep;
   if (level == AmpLevel::kO2) keep.insert(spec.bn_params.begin(), spec.bn_params.end());
   const std::set<std::string> fp32_buffers(spec.buffers.begin(), spec.buffers.end());
@@ -128,18 +230,11 @@ void ApplyHalfModel(AmpLevel level, const ModelSpec& spec, const std::vector<std
     }
   }
   // The casts come last; graphs need not be sorted, the planner sorts them.
-  auto cast = [&](const std::string& from, const std::string& to, graph::DataType dtype) {
-    v1::Node* c = f.add_nodes();
-    c->set_name(g.FreshNode("amp/" + to));
-    c->set_op_type("Cast");
-    c->add_inputs(from);
-    c->add_outputs(to);
-    (*c->mutable_attributes())["to"] = AttrInt(OnnxFloatCode(dtype));
-  };
   for (const std::string& in : data_inputs) {
-    if (half.contains(in)) cast(in, half.at(in), v1::FLOAT16);
+    if (half.contains(in)) CastInto(g, in, half.at(in), v1::FLOAT16, "amp/" + half.at(in));
   }
-  for (const std::string& out : float_outputs) cast(half.at(out), out, v1::FLOAT32);
+  for (const std::string& out : float_outputs) CastInto(g, half.at(out), out, v1::FLOAT32, "amp/" + out);
+  NormalizesInFp32(g, normalizes);
 }
 
 }  // namespace

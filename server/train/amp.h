@@ -9,8 +9,9 @@
 //       fp16 (apex's cast_model_type), except what BatchNormalization reads
 //       (keep_batchnorm_fp32); the output is cast back to fp32 for the loss.
 //       LayerNormalization's statistics and Softmax's sums stay fp32 inside
-//       their ops (their fp32 accumulation, apex's fp32 list); fp32 master
-//       weights in the optimizer;
+//       their ops (their fp32 accumulation, apex's fp32 list), and so does
+//       F.normalize (ReduceL2 -> Clip -> [Expand] -> Div, cast to fp32 and
+//       back: its 1e-12 is 0 in fp16); fp32 master weights in the optimizer;
 //   O3  pure fp16: O2 with BatchNormalization's parameters fp16 too and no
 //       master weights (the optimizer updates the fp16 weights, its state
 //       fp16 as torch.optim keeps it for fp16 parameters); the running

@@ -213,6 +213,16 @@ for dt in FLOATS:
          attrs={"epsilon": 1e-5}, inits={"scale": sc, "bias": bi, "mean": mu, "var": var})
 
 # ---- pooling ------------------------------------------------------------------------------
+def onnx_pool_indices(idx, shape, order):
+    """torch's argmax within each (n, c) plane as ONNX's index into the whole tensor."""
+    spatial = shape[2:]
+    if order == 1:  # column major: the per-plane row-major index, its coordinates reversed
+        coords = np.unravel_index(idx, spatial)
+        idx = np.ravel_multi_index(tuple(reversed(coords)), tuple(reversed(spatial)))
+    planes = np.arange(shape[0] * shape[1]).reshape(shape[:2] + (1,) * len(spatial))
+    return (idx + planes * int(np.prod(spatial))).astype(np.int64)
+
+
 for dt in FLOATS:
     x = rand((2, 3, 9, 11), dt)
     for i, pp in enumerate(POOL_GEOMETRIES):
@@ -227,6 +237,15 @@ for dt in FLOATS:
                 case("AveragePool_%s_%d_%d" % (dt.__name__, i, cip), "AveragePool", {"x": x}, {"y": back(ref, dt)},
                      attrs={"kernel_shape": [k, k], "strides": [s, s], "pads": [p, p, p, p], "ceil_mode": ceil,
                             "count_include_pad": cip})
+        # MaxPool's Indices: torch's per-plane argmax, moved to ONNX's flat index (and
+        # to column-major planes for storage_order 1).
+        ref, idx = F.max_pool2d(t(x), k, s, p, d, ceil_mode=bool(ceil), return_indices=True)
+        for order in (0, 1):
+            flat = onnx_pool_indices(idx.numpy(), x.shape, order)
+            case("MaxPoolIndices_%s_%d_%d" % (dt.__name__, i, order), "MaxPool", {"x": x},
+                 {"y": back(ref, dt), "i": flat},
+                 attrs={"kernel_shape": [k, k], "strides": [s, s], "pads": [p, p, p, p], "dilations": [d, d],
+                        "ceil_mode": ceil, "storage_order": order})
     # Planes wider than a 4-vector block of outputs, stride 2 (two phases) and 1.
     xw = rand((1, 2, 20, 70), dt)
     case("MaxPoolWide_%s" % dt.__name__, "MaxPool", {"x": xw}, {"y": back(F.max_pool2d(t(xw), 3, 2, 1), dt)},
@@ -323,9 +342,13 @@ for dt in FLOATS:
     for i, pp in enumerate(POOLS_3D):
         attrs = {"kernel_shape": list(pp["k"]), "strides": list(pp["s"]), "pads": list(pp["p"]) * 2,
                  "ceil_mode": pp["ceil"]}
-        ref = F.max_pool3d(t(x), pp["k"], pp["s"], pp["p"], pp["d"], ceil_mode=bool(pp["ceil"]))
+        ref, idx = F.max_pool3d(t(x), pp["k"], pp["s"], pp["p"], pp["d"], ceil_mode=bool(pp["ceil"]),
+                                return_indices=True)
         case("MaxPool3d_%s_%d" % (dt.__name__, i), "MaxPool", {"x": x}, {"y": back(ref, dt)},
              attrs=dict(attrs, dilations=list(pp["d"])))
+        case("MaxPool3dIndices_%s_%d" % (dt.__name__, i), "MaxPool", {"x": x},
+             {"y": back(ref, dt), "i": onnx_pool_indices(idx.numpy(), x.shape, i % 2)},
+             attrs=dict(attrs, dilations=list(pp["d"]), storage_order=i % 2))
         if pp["d"] == (1, 1, 1):
             for cip in (0, 1):
                 ref = F.avg_pool3d(t(x), pp["k"], pp["s"], pp["p"], ceil_mode=bool(pp["ceil"]),

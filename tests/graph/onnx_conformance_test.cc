@@ -49,8 +49,6 @@ const std::map<std::string, std::string>& KnownDeviations() {
   const std::string training = "training-mode outputs with a ratio above 0 (random masks; inference only)";
   const std::string data_shape = "Range over a computed size: an output shape known only at run time";
   static const auto* known = new std::map<std::string, std::string>{
-      {"test_maxpool_with_argmax_2d_precomputed_pads", "MaxPool's Indices output"},
-      {"test_maxpool_with_argmax_2d_precomputed_strides", "MaxPool's Indices output"},
       {"test_training_dropout", training}, {"test_training_dropout_default", training},
       {"test_training_dropout_default_mask", training}, {"test_training_dropout_mask", training},
       {"test_averagepool_2d_pads", "pads above half the kernel are refused, as torch refuses them"},

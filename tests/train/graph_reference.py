@@ -88,8 +88,11 @@ def evaluate(nodes, values):
         elif op == "MaxPool":
             k, s, p = _pool_args(n)
             pool = {1: F.max_pool1d, 2: F.max_pool2d, 3: F.max_pool3d}[len(k)]
-            outs = [pool(ins[0], k, s, tuple(p[:len(k)]), attr(n, "dilations", [1] * len(k)),
-                         ceil_mode=bool(attr(n, "ceil_mode", 0)))]
+            y, idx = pool(ins[0], k, s, tuple(p[:len(k)]), attr(n, "dilations", [1] * len(k)),
+                          ceil_mode=bool(attr(n, "ceil_mode", 0)), return_indices=True)
+            # ONNX's Indices count from the tensor's start, torch's from each plane's
+            planes = torch.arange(idx.shape[0] * idx.shape[1]).reshape(idx.shape[:2] + (1,) * len(k))
+            outs = [y, idx + planes * ins[0][0, 0].numel()][:len(n["outputs"])]
         elif op == "AveragePool":
             k, s, p = _pool_args(n)
             pool = {1: F.avg_pool1d, 2: F.avg_pool2d, 3: F.avg_pool3d}[len(k)]

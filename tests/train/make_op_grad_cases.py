@@ -221,7 +221,12 @@ for v, (shape, attrs, scales, sizes) in enumerate([
         ((3, 4, 2), dict(mode="nearest", coordinate_transformation_mode="tf_half_pixel_for_nn",
                          nearest_mode="round_prefer_ceil"), None, [3, 7, 2]),
         ((1, 1, 5, 4), dict(mode="nearest", coordinate_transformation_mode="half_pixel", nearest_mode="ceil",
-                            axes=[3, 2]), [0.5, 1.5], None)]):
+                            axes=[3, 2]), [0.5, 1.5], None),
+        # 3-D (NCDHW): trilinear as F.interpolate exports it, and nearest to given sizes
+        ((1, 2, 3, 4, 5), dict(mode="linear", coordinate_transformation_mode="pytorch_half_pixel"),
+         [1, 1, 2, 2, 2], None),
+        ((2, 2, 3, 3, 4), dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+         None, [2, 2, 5, 6, 3])]):
     consts = {"scales": np.array(scales, np.float32)} if scales else {"sizes": ints(sizes)}
     ins = ["x", "", "scales"] if scales else ["x", "", "", "sizes"]
     case("resize_%d" % v, [node("op", "Resize", ins, ["y"], **attrs)], {"x": f32(*shape)}, consts=consts)
@@ -235,6 +240,8 @@ case("conv3d_depthwise", [node("op", "Conv", ["x", "w"], ["y"], kernel_shape=[3,
                                group=3)], {"x": f32(2, 3, 4, 5, 5), "w": f32(6, 1, 3, 3, 3)})
 case("maxpool3d", [node("op", "MaxPool", ["x"], ["y"], kernel_shape=[2, 3, 3], strides=[2, 2, 1],
                         pads=[1, 1, 1, 1, 1, 1])], {"x": f32(2, 2, 5, 6, 7)})
+case("maxpool_with_indices", [node("op", "MaxPool", ["x"], ["y", "idx"], kernel_shape=[3, 3], strides=[2, 2],
+                                   pads=[1, 1, 1, 1])], {"x": f32(2, 3, 6, 7)})
 case("conv1d_no_kernel_shape", [node("op", "Conv", ["x", "w", "bias"], ["y"], strides=[2], pads=[1, 2])],
      {"x": f32(2, 3, 9), "w": f32(4, 3, 3), "bias": f32(4)})
 case("lppool_1d", [node("op", "LpPool", ["x"], ["y"], kernel_shape=[3], strides=[2], pads=[1, 1], p=3)],

@@ -221,6 +221,64 @@ TEST(MixedPrecisionTest, AmpLevelsTrainAlike) {
   }
 }
 
+// x [8, 16] -> Gemm (no bias) -> F.normalize as torch exports it (ReduceL2,
+// Clip at a Cast of the Constant 1e-12, Expand, Div) -> Gemm -> logits [8, 4].
+ModelSpec NormalizeModel() {
+  std::mt19937 rng(11);
+  v1::Graph g;
+  g.set_name("normalize");
+  v1::ValueInfo* in = g.add_inputs();
+  in->set_name("x");
+  in->set_dtype(v1::FLOAT32);
+  in->add_shape(8), in->add_shape(16);
+  for (auto [name, shape] : {std::pair<std::string, std::vector<int64_t>>{"w1", {12, 16}}, {"w2", {4, 12}}}) {
+    v1::Initializer* i = g.add_initializers();
+    i->set_name(name);
+    *i->mutable_tensor() = RandomTensor(shape, 0.3f, rng);
+  }
+  v1::Tensor eps;
+  eps.set_dtype(v1::FLOAT32);
+  const float e = 1e-12f;
+  eps.set_data(&e, sizeof e);
+  AddNode(g, "fc1", "Gemm", {"x", "w1"}, {"h"}, {{"transB", AttrInt(1)}});
+  AddNode(g, "norm", "ReduceL2", {"h"}, {"n"}, {{"axes", AttrInts({-1})}, {"keepdims", AttrInt(1)}});
+  v1::AttributeValue value;
+  *value.mutable_t() = eps;
+  AddNode(g, "eps", "Constant", {}, {"eps"}, {{"value", value}});
+  AddNode(g, "eps_cast", "Cast", {"eps"}, {"eps32"}, {{"to", AttrInt(1)}});
+  AddNode(g, "clip", "Clip", {"n", "eps32"}, {"nc"});
+  AddNode(g, "shape", "Shape", {"h"}, {"hs"});
+  AddNode(g, "expand", "Expand", {"nc", "hs"}, {"ne"});
+  AddNode(g, "div", "Div", {"h", "ne"}, {"hn"});
+  AddNode(g, "fc2", "Gemm", {"hn", "w2"}, {"logits"}, {{"transB", AttrInt(1)}});
+  g.add_outputs("logits");
+  return DescribeModel(g).value();
+}
+
+// A zero row (a padded token) normalises to 0 in fp32 (0 / 1e-12), but to
+// 0 / 0 in fp16, where 1e-12 is 0: O2 and O3 run F.normalize in fp32, so
+// the forward's loss is O0's within fp16's rounding in both float modes.
+// (Its gradient there is dy / 1e-12, which no fp16 gradient holds: a step
+// through it overflows at O2 as apex's would, and the scaler skips it.)
+TEST(MixedPrecisionTest, NormalizeRunsInFp32SoAZeroVectorStaysFinite) {
+  HostTensor x = Batch(3);
+  std::fill_n(x.mutable_as<float>(), 2 * 16, 0.0f);  // rows 0 and 1
+  auto o0 = Trainer::Create(NormalizeModel(), Config(AmpLevel::kO0, {}), {&DeviceFor("ascend910b")});
+  ASSERT_TRUE(o0.ok()) << o0.status();
+  auto want = (*o0)->Evaluate(x, Labels(3));
+  ASSERT_TRUE(want.ok()) << want.status();
+  ASSERT_TRUE(std::isfinite(want->loss));
+  for (AmpLevel level : {AmpLevel::kO2, AmpLevel::kO3}) {
+    for (const char* preset : {"ascend910", "ascend910b"}) {  // saturation and inf/NaN
+      auto t = Trainer::Create(NormalizeModel(), Config(level, {.dynamic = false, .scale = 128}), {&DeviceFor(preset)});
+      ASSERT_TRUE(t.ok()) << t.status();
+      auto r = (*t)->Evaluate(x, Labels(3));
+      ASSERT_TRUE(r.ok()) << r.status();
+      EXPECT_NEAR(r->loss, want->loss, 2e-3 * std::fabs(want->loss)) << preset;
+    }
+  }
+}
+
 TEST(MixedPrecisionTest, DynamicScaleSkipsAndHalvesUntilTrainingProceeds) {
   // Start at 2^24 as `--loss-scale dynamic:16777216` does: fp16 gradients overflow.
   auto t = Trainer::Create(SmallModel(), Config(AmpLevel::kO2, {.dynamic = true, .scale = 16777216, .window = 3}),

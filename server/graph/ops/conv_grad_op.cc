@@ -24,6 +24,7 @@
 #include "server/graph/ops/cube_problem.h"
 #include "server/graph/ops/vector_chunks.h"
 #include "server/graph/ops/parallel_for.h"
+#include "server/graph/ops/pool_geometry.h"
 #include "server/graph/ops/training_op_def.h"
 #include "server/graph/vector_tiling.h"
 
@@ -110,6 +111,16 @@ absl::StatusOr<std::vector<TensorType>> InferConvGrad(InferContext& c) {
   return std::vector<TensorType>{w, x};
 }
 
+// The outputs ox of a row whose tap reads input column ox * stride + offset,
+// those inside [0, extent): TapsInside with the outputs as the taps.
+struct OutputSpan {
+  int64_t begin = 0, end = 0, first = 0;  // `first`: the input column output `begin` reads
+};
+OutputSpan InsideSpan(int64_t outputs, int64_t stride, int64_t offset, int64_t extent) {
+  const TapRange r = TapsInside(offset, outputs, stride, extent);
+  return {r.begin, r.end, offset + r.begin * stride};
+}
+
 // The input plane (offset within a channel's volume) that depth tap kz of
 // output plane oz reads, or -1 in the depth padding.
 int64_t PlaneOf(const ConvGeometry& g, int64_t oz, int64_t kz) {
@@ -127,16 +138,24 @@ void Columns(const half_bits* planes, const ConvGeometry& g, half_bits* col, int
     const int64_t ci = r / (g.kd * g.kh * g.kw), kz = r / (g.kh * g.kw) % g.kd, ky = (r / g.kw) % g.kh, kx = r % g.kw;
     const half_bits* volume = planes + ci * g.volume();
     half_bits* dst = col + r * ld;
+    const OutputSpan xs = InsideSpan(g.ow, g.sw, kx * g.dw - g.pl, g.w);
     for (int64_t oz = 0; oz < g.od; ++oz) {
       const int64_t depth = PlaneOf(g, oz, kz);
       for (int64_t oy = 0; oy < g.oh; ++oy) {
+        half_bits* out = dst + oz * opl + oy * g.ow;
         const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
-        const bool row_in = depth >= 0 && iy >= 0 && iy < g.h;
-        for (int64_t ox = 0; ox < g.ow; ++ox) {
-          const int64_t ix = ox * g.sw - g.pl + kx * g.dw;
-          dst[oz * opl + oy * g.ow + ox] =
-              (row_in && ix >= 0 && ix < g.w) ? volume[depth + iy * g.w + ix] : half_bits{0};
+        if (depth < 0 || iy < 0 || iy >= g.h || xs.begin >= xs.end) {
+          std::fill_n(out, g.ow, half_bits{0});
+          continue;
         }
+        std::fill_n(out, xs.begin, half_bits{0});
+        const half_bits* src = volume + depth + iy * g.w + xs.first;
+        if (g.sw == 1) {
+          std::copy_n(src, xs.end - xs.begin, out + xs.begin);
+        } else {
+          for (int64_t ox = xs.begin; ox < xs.end; ++ox) out[ox] = src[(ox - xs.begin) * g.sw];
+        }
+        std::fill(out + xs.end, out + g.ow, half_bits{0});
       }
     }
   });
@@ -153,15 +172,21 @@ void Col2Im(const float* col, int64_t ld, const ConvGeometry& g, float* planes) 
       for (int64_t ky = 0; ky < g.kh; ++ky) {
         for (int64_t kx = 0; kx < g.kw; ++kx) {
           const float* src = col + (((ci * g.kd + kz) * g.kh + ky) * g.kw + kx) * ld;
+          const OutputSpan xs = InsideSpan(g.ow, g.sw, kx * g.dw - g.pl, g.w);
+          if (xs.begin >= xs.end) continue;
           for (int64_t oz = 0; oz < g.od; ++oz) {
             const int64_t depth = PlaneOf(g, oz, kz);
             if (depth < 0) continue;
             for (int64_t oy = 0; oy < g.oh; ++oy) {
               const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
               if (iy < 0 || iy >= g.h) continue;
-              for (int64_t ox = 0; ox < g.ow; ++ox) {
-                const int64_t ix = ox * g.sw - g.pl + kx * g.dw;
-                if (ix >= 0 && ix < g.w) volume[depth + iy * g.w + ix] += src[oz * opl + oy * g.ow + ox];
+              float* dst = volume + depth + iy * g.w + xs.first;
+              const float* in = src + oz * opl + oy * g.ow + xs.begin;
+              const int64_t n = xs.end - xs.begin;
+              if (g.sw == 1) {
+                for (int64_t i = 0; i < n; ++i) dst[i] += in[i];
+              } else {
+                for (int64_t i = 0; i < n; ++i) dst[i * g.sw] += in[i];
               }
             }
           }

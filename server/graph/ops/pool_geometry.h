@@ -23,6 +23,7 @@ struct PoolGeometry {
   int64_t pt = 0, pl = 0, pb = 0, pr = 0;
   int64_t oh = 0, ow = 0;
   bool include_pad = false;
+  bool column_major = false;  // MaxPool's storage_order 1: its Indices count the spatial axes column major
   // The depth axis (3-D): input depth, kernel, stride, dilation, front and back pads, output depth.
   int64_t d = 1, kd = 1, sd = 1, dd = 1, pf = 0, pk = 0, od = 1;
   int64_t h = 0, w = 0;  // the input plane

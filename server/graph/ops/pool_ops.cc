@@ -57,7 +57,9 @@ absl::StatusOr<PoolGeometry> PoolGeometryOf(const v1::Node& node, const NodeAttr
     return NodeError(node, "attributes \"strides\" and \"dilations\" need ", sp, " entries, \"pads\" ", 2 * sp,
                      "; got ", s->size(), ", ", d->size(), " and ", p->size());
   }
-  if (*order != 0) return NodeError(node, "attribute \"storage_order\" must be 0");
+  if (*order != 0 && *order != 1) {
+    return NodeError(node, "attribute \"storage_order\" = ", *order, " must be 0 (row major) or 1 (column major)");
+  }
   if (kind == PoolKind::kAverage && std::any_of(d->begin(), d->end(), [](int64_t v) { return v != 1; })) {
     return NodeError(node, "AveragePool dilations must be 1");
   }
@@ -74,6 +76,7 @@ absl::StatusOr<PoolGeometry> PoolGeometryOf(const v1::Node& node, const NodeAttr
   g.pk = pad_of(0, true), g.pb = pad_of(1, true), g.pr = pad_of(2, true);
   if (*auto_pad == "VALID") g.pf = g.pk = g.pt = g.pl = g.pb = g.pr = 0;
   g.include_pad = *pad != 0;
+  g.column_major = *order == 1;
   g.p = *exponent;
   g.d = sp == 3 ? x[2] : 1, g.h = sp >= 2 ? x[x.size() - 2] : 1, g.w = x.back();
   const bool ceil_mode = *ceil != 0;
@@ -116,7 +119,63 @@ absl::StatusOr<std::vector<TensorType>> InferPool(InferContext& c, PoolKind kind
   }
   auto g = PoolGeometryOf(c.node, c.attrs, x.shape, kind);
   if (!g.ok()) return g.status();
-  return std::vector<TensorType>{{x.dtype, g->Pooled(x.shape[0], x.shape[1])}};
+  const Shape pooled = g->Pooled(x.shape[0], x.shape[1]);
+  // MaxPool's optional second output: where each maximum came from.
+  if (c.node.outputs_size() > 1) return std::vector<TensorType>{{x.dtype, pooled}, {v1::INT64, pooled}};
+  return std::vector<TensorType>{{x.dtype, pooled}};
+}
+
+// MaxPool's Indices, as ONNX defines them: the flat index into X (batch and
+// channel included) of each window's first maximum in (depth, row, column)
+// order, with the spatial axes row major (storage_order 0) or column major
+// (1); padding never wins. On the device a compare-and-select per tap beside
+// the max (CANN's MaxPoolWithArgmax), one more Vector pass per tap.
+void RunPoolIndices(RunContext& ctx, const PoolGeometry& g) {
+  const HostTensor& x = *ctx.inputs[0];
+  const HostTensor& indices = ctx.outputs[1];
+  const int64_t volumes = x.type().shape[0] * x.type().shape[1], vol = g.in_volume();
+  // Strides of (z, y, x) in the index's spatial order.
+  const int64_t sz = g.column_major ? 1 : g.h * g.w, sy = g.column_major ? g.d : g.w, sx = g.column_major ? g.d * g.h : 1;
+  const int64_t bytes = static_cast<int64_t>(ElementSize(x.type().dtype));
+  ForEachUnitTile(ctx, volumes, [&](device::TileWork& work, int64_t p0, int64_t p1) {
+    thread_local std::vector<float> in;
+    thread_local std::vector<int64_t> out;
+    in.resize(static_cast<size_t>(vol));
+    out.resize(static_cast<size_t>(g.out_volume()));
+    for (int64_t p = p0; p < p1; ++p) {
+      LoadAsFloat(x, p * vol, 1, vol, in.data());
+      int64_t* o = out.data();
+      for (int64_t oz = 0; oz < g.od; ++oz) {
+        const int64_t z0 = oz * g.sd - g.pf;
+        const TapRange zs = TapsInside(z0, g.kd, g.dd, g.d);
+        for (int64_t oy = 0; oy < g.oh; ++oy) {
+          const int64_t y0 = oy * g.sh - g.pt;
+          const TapRange ys = TapsInside(y0, g.kh, g.dh, g.h);
+          for (int64_t ox = 0; ox < g.ow; ++ox) {
+            const int64_t x0 = ox * g.sw - g.pl;
+            const TapRange xs = TapsInside(x0, g.kw, g.dw, g.w);
+            int64_t best = -1;
+            float top = 0.0f;
+            for (int64_t tz = zs.begin; tz < zs.end; ++tz) {
+              const int64_t z = z0 + tz * g.dd;
+              for (int64_t ty = ys.begin; ty < ys.end; ++ty) {
+                const int64_t y = y0 + ty * g.dh;
+                for (int64_t tx = xs.begin; tx < xs.end; ++tx) {
+                  const int64_t xx = x0 + tx * g.dw;
+                  const float v = in[static_cast<size_t>((z * g.h + y) * g.w + xx)];
+                  if (best < 0 || v > top) best = z * sz + y * sy + xx * sx, top = v;
+                }
+              }
+            }
+            *o++ = best < 0 ? -1 : p * vol + best;
+          }
+        }
+      }
+      StoreFromInt64(indices, p * g.out_volume(), g.out_volume(), out.data());
+      work += VectorChunkWork(g.out_volume(), 0, g.out_volume() * 8, bytes,
+                              g.kd * g.kh * g.kw * device::VectorPasses(device::VectorKernel::kPoolTap));
+    }
+  }, volumes * g.out_volume() * g.kd * g.kh * g.kw);
 }
 
 // AveragePool's divisor per output position (AverageDivisor, pool_geometry.h).
@@ -224,6 +283,7 @@ absl::Status RunPool(RunContext& ctx, PoolKind kind) {
       }
     }
   }, volumes * (vol + g.out_volume() * g.kd * g.kh * g.kw));
+  if (max && ctx.outputs.size() > 1) RunPoolIndices(ctx, g);
   return absl::OkStatus();
 }
 
@@ -266,6 +326,7 @@ OpDef PoolDef(std::string name, PoolKind kind) {
   d.attributes = PoolAttributes(kind);
   d.infer = [kind](InferContext& c) { return InferPool(c, kind); };
   d.run = [kind](RunContext& c) { return RunPool(c, kind); };
+  if (kind == PoolKind::kMax) d.num_outputs = 2;  // Y and the optional Indices
   return d;
 }
 
