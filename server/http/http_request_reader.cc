@@ -126,7 +126,9 @@ HttpRequestReader::Line HttpRequestReader::TakeLine(size_t max, absl::string_vie
   const size_t nl = buffer_.find('\n', pos_ + scanned_);
   if (nl == std::string::npos) {
     scanned_ = avail;
-    return avail > max ? Line::kTooLong : Line::kNeedMore;
+    // A last CR may be the line's CRLF half-read: it is not the line's.
+    const size_t line = avail > 0 && buffer_.back() == '\r' ? avail - 1 : avail;
+    return line > max ? Line::kTooLong : Line::kNeedMore;
   }
   size_t end = nl;
   if (end > pos_ && buffer_[end - 1] == '\r') --end;

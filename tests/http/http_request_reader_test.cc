@@ -188,6 +188,22 @@ TEST(HttpRequestReaderTest, HeaderAndTargetLimits) {
   EXPECT_EQ(ErrorOf(trailers + "\r\n").status, 431);
 }
 
+// A line exactly as long as its limit is whole once its CRLF arrives, even
+// when the CR comes in one read and the LF in the next (a fuzzer finding:
+// read byte by byte, the pending CR counted against the limit, so the same
+// bytes got 414 instead of the 400 their version deserves).
+TEST(HttpRequestReaderTest, ALineAtItsLimitReadsTheSameWhereverItsCrlfIsSplit) {
+  HttpLimits limits = SmallLimits();
+  limits.max_target_bytes = 100;
+  const size_t request_line_limit = 100 + 256;  // the target's limit and the request line's slack
+  const std::string line = "GET / " + std::string(request_line_limit - 6, 'v');
+  for (size_t piece : {size_t{1}, size_t{7}, size_t{1} << 20}) {
+    Read r = Feed(line + "\r\nHost: h\r\n\r\n", piece, true, limits);
+    ASSERT_TRUE(r.failed) << piece;
+    EXPECT_EQ(r.error.status, 400) << piece << ": " << r.error.message;
+  }
+}
+
 TEST(HttpRequestReaderTest, FieldLinesFollowTheGrammar) {
   EXPECT_EQ(ErrorOf("GET / HTTP/1.1\r\nHost: h\r\nX: a\r\n folded\r\n\r\n").status, 400);
   EXPECT_THAT(ErrorOf("GET / HTTP/1.1\r\nHost: h\r\nContent-Length : 3\r\n\r\nabc").message,
