@@ -21,9 +21,14 @@ are updated on the host from the forward's outputs, as torch updates them;
 Dropout's masks come from the server, seeded from torch's generator (so
 torch.manual_seed makes a run repeatable, though not with torch's own masks).
 
-A backward runs once per forward: the saved activations are freed by it, so
-retain_graph=True and a second backward through the same forward are refused
-by name. Without autograd (torch.no_grad(), or nothing needs a gradient) a
+The first backward frees the saved activations on the device (so a step
+costs no extra call to free them). A second backward through the same forward
+(retain_graph=True: two losses on one output, a GAN's discriminator) runs the
+forward again first, from the inputs and parameters torch kept for it, with
+the first run's dropout seed and without updating the running statistics or
+firing hooks twice, as activation checkpointing recomputes; torch's own
+checks still apply (no retain_graph, or a tensor changed in place since).
+Without autograd (torch.no_grad(), or nothing needs a gradient) a
 train-mode forward still updates the running statistics.
 """
 import collections
@@ -214,16 +219,20 @@ class _RemoteCall(torch.autograd.Function):
     def forward(ctx, owner, signature, params, count, *tensors):
         outputs, pending = owner._forward(signature, tensors[:count], params, keep=True)
         ctx.pending = pending
+        ctx.count = count
+        ctx.save_for_backward(*tensors)  # references only: what a second backward recomputes from
         ctx.mark_non_differentiable(*[o for o in outputs if not o.dtype.is_floating_point])
         return tuple(outputs)
 
     @staticmethod
     def backward(ctx, *grads):
         pending = ctx.pending
-        if pending.done:
-            raise RuntimeError("npuserve: a second backward through the same forward of a module on the NPU: its "
-                               "saved activations were freed by the first (retain_graph=True is not supported; run "
-                               "the forward again)")
+        if pending.done:  # a retained graph's next backward: the first freed the activations
+            tensors = ctx.saved_tensors  # torch refuses here if the graph was not retained or a tensor changed
+            sig = pending.signature
+            named = dict(zip(sig.params, tensors[ctx.count:]))
+            _, pending = pending.owner._forward(sig, tensors[:ctx.count], named, keep=True, again=pending)
+            ctx.pending = pending
         grads_by_wrt = pending.owner._backward(pending, grads)
         sig = pending.signature
         inputs = [grads_by_wrt.get(name) for name in sig.input_names]
@@ -279,7 +288,10 @@ class RemoteModule:
             self._signatures.move_to_end(key)
             return signature
 
-    def _forward(self, signature, args, named, keep):
+    def _forward(self, signature, args, named, keep, again=None):
+        """Runs the forward graph; `again`: the pending of an earlier run of the
+        same forward to recompute (its dropout seed; no hooks, no running
+        statistics updated twice)."""
         module = self.module
         g = signature.graphs
         params = self.handles.acquire({n: named[n] for n in signature.params})
@@ -292,13 +304,18 @@ class RemoteModule:
         for name in g.buffers:
             inputs[name] = buffers[name].detach()
         if g.dropout_seed:
-            inputs[g.dropout_seed] = torch.randint(0, 2**62, (), dtype=torch.int64)
+            inputs[g.dropout_seed] = (again.values[g.dropout_seed] if again is not None
+                                      else torch.randint(0, 2**62, (), dtype=torch.int64))
         try:
             result = self.client.run(g.forward, inputs, device=self.device, keep=g.saved if keep else (),
-                                     debug=bool(signature.submodules), profile=self.profile)
+                                     debug=bool(signature.submodules) and again is None, profile=self.profile)
         except BaseException:
             self.handles.release(params)
             raise
+        if again is not None:
+            values = dict(inputs)
+            values.update(result.outputs)
+            return [], _Pending(self, signature, params, values)
         self.last_result = result
         if signature.submodules:
             values = {k: torch.from_numpy(v) for k, v in result.intermediates.items()}
