@@ -10,6 +10,7 @@
 // input needs none).
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "kernels/cube_gemm.h"
@@ -225,7 +226,12 @@ absl::Status RunConvGrad(RunContext& ctx) {
   const int64_t chunk = ImagesPerChunk(g, dy_elem, want_dx);
   std::vector<half_bits> planes16(static_cast<size_t>(plane_elems)), cols(static_cast<size_t>(K * chunk * P));
   std::vector<std::byte> dyt(static_cast<size_t>(Mg * chunk * P) * dy_elem);
-  std::vector<float> dw_acc(static_cast<size_t>(g.m * K), 0.0f), dw_part(static_cast<size_t>(Mg * K));
+  // dW in fp32: each group's first chunk writes its rows, later chunks add a
+  // partial (allocated only when there are later chunks; dW of a wide layer
+  // is megabytes, and a fresh zeroed buffer per call cost page faults).
+  std::unique_ptr<float[]> dw_acc(new float[static_cast<size_t>(g.m * K)]);
+  std::vector<float> dw_part(chunk < g.n ? static_cast<size_t>(Mg * K) : 0);
+  if (g.n == 0) std::fill_n(dw_acc.get(), g.m * K, 0.0f);  // no images: no chunk writes it
   std::vector<float> col_grad(want_dx ? static_cast<size_t>(K * chunk * P) : 0);
   std::vector<float> dx_planes(want_dx ? static_cast<size_t>(plane_elems) : 0);
   const bool saturate = ctx.preset.fp16_saturation;
@@ -263,10 +269,14 @@ absl::Status RunConvGrad(RunContext& ctx) {
       pw.m = Mg, pw.n = K, pw.k = ld;
       pw.a = dyt.data(), pw.lda = ld;
       pw.b = cols.data(), pw.ldb = ld, pw.trans_b = true;
-      pw.c = dw_part.data(), pw.ldc = K;
+      float* acc = dw_acc.get() + grp * Mg * K;
+      pw.c = i0 == 0 ? acc : dw_part.data(), pw.ldc = K;
       RunCubeGemm(pw);
-      float* acc = dw_acc.data() + grp * Mg * K;
-      for (int64_t i = 0; i < Mg * K; ++i) acc[i] += dw_part[i];
+      if (i0 > 0) {
+        ParallelFor(Mg, 2 * Mg * K, [&](int64_t r) {
+          for (int64_t i = r * K; i < (r + 1) * K; ++i) acc[i] += dw_part[i];
+        });
+      }
 
       if (want_dx) {
         // col_grad = W_g^T x dY_g; W_g is [Mg, K] row-major.
@@ -285,7 +295,7 @@ absl::Status RunConvGrad(RunContext& ctx) {
       }
     }
   }
-  overflow += StoreFromFloat(ctx.outputs[0], 0, g.m * K, dw_acc.data(), saturate);
+  overflow += StoreFromFloat(ctx.outputs[0], 0, g.m * K, dw_acc.get(), saturate);
   SetCubeWork(ctx, plan.work, overflow);
   return absl::OkStatus();
 }
