@@ -1,6 +1,8 @@
 #include "server/rpc/kserve_json_parse.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "server/graph/bounded_text.h"
 
 namespace npu::rpc {
 namespace {
@@ -90,7 +92,19 @@ absl::StatusOr<json> ParseClientJson(absl::string_view text, const JsonLimits& l
   try {
     return json::parse(text.begin(), text.end());
   } catch (const json::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("the request body is not valid JSON: ", e.what()));
+    // The parser ends its message with the token it last read, which can be
+    // the whole body (an unterminated string): quote that token bounded.
+    const absl::string_view what = e.what();
+    constexpr absl::string_view kLastRead = "; last read: '";
+    const size_t at = what.find(kLastRead);
+    if (at == absl::string_view::npos) {
+      return absl::InvalidArgumentError(
+          graph::BoundedMessage(absl::StrCat("the request body is not valid JSON: ", what), 512));
+    }
+    absl::string_view token = what.substr(at + kLastRead.size());
+    if (absl::EndsWith(token, "'")) token.remove_suffix(1);
+    return absl::InvalidArgumentError(absl::StrCat("the request body is not valid JSON: ", what.substr(0, at),
+                                                   "; last read: ", graph::Quoted(token)));
   }
 }
 

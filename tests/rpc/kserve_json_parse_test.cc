@@ -67,6 +67,22 @@ TEST(KserveJsonParseTest, ExcerptsAreCutNotSerialisedWhole) {
   EXPECT_TRUE(json::accept(json(excerpt).dump())) << excerpt;
 }
 
+// The parser's message ends with the token it last read, which for an
+// unterminated string is the rest of the body: it is quoted bounded (a
+// fuzzer finding: a 22 KB key came back as a 22 KB error).
+TEST(KserveJsonParseTest, AParseErrorQuotesABoundedPartOfTheBody) {
+  for (const std::string& body : {R"({"inputs":[{")" + std::string(50000, 'k'),
+                                  R"({"id":")" + std::string(50000, 'v') + "\x01\"}", R"({"id":)" + std::string(50000, '1') + "x}"}) {
+    auto decoded = DecodeHttpInferRequest(body, std::nullopt, "m", "");
+    ASSERT_EQ(decoded.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(decoded.status().message(), HasSubstr("is not valid JSON: [json.exception."));
+    // The token's first bytes and its length (a parse error), or the message's head and tail.
+    EXPECT_THAT(decoded.status().message(), ::testing::AnyOf(HasSubstr("(50"), HasSubstr("[cut: the message has 50")))
+        << std::string(decoded.status().message().substr(0, 400));
+    EXPECT_LT(decoded.status().message().size(), 600u) << decoded.status().message().substr(0, 200);
+  }
+}
+
 // Every place of an inference body that holds client JSON, 100,000 deep: a
 // clear error, no crash.
 TEST(KserveJsonParseTest, HostileNestingAnywhereInAnInferenceBodyIsRefused) {
