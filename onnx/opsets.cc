@@ -51,6 +51,7 @@ std::vector<OpsetChange> MakeChanges() {
       {"TopK", 11, C::kAttributeAdded, "largest"},
       {"TopK", 11, C::kAttributeAdded, "sorted"},
       {"ArgMax", 12, C::kAttributeAdded, "select_last_index"},
+      {"ArgMin", 12, C::kAttributeAdded, "select_last_index"},
       {"Constant", 12, C::kAttributeAdded, "value_float"},
       {"Constant", 12, C::kAttributeAdded, "value_floats"},
       {"Constant", 12, C::kAttributeAdded, "value_int"},

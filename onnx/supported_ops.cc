@@ -8,7 +8,7 @@ using OpAttributes = std::map<std::string, std::set<std::string>>;
 
 const OpAttributes& StandardOps() {
   static const auto* ops = new OpAttributes{
-      {"Abs", {}}, {"Add", {}}, {"And", {}}, {"ArgMax", {"axis", "keepdims", "select_last_index"}},
+      {"Abs", {}}, {"Add", {}}, {"And", {}}, {"ArgMax", {"axis", "keepdims", "select_last_index"}}, {"ArgMin", {"axis", "keepdims", "select_last_index"}},
       {"AveragePool", {"kernel_shape", "strides", "pads", "dilations", "ceil_mode", "auto_pad", "count_include_pad"}},
       {"BatchNormalization", {"epsilon", "momentum", "training_mode", "spatial"}},
       {"Cast", {"to", "saturate"}}, {"Ceil", {}}, {"Celu", {"alpha"}}, {"Clip", {}}, {"Concat", {"axis"}},
@@ -41,7 +41,7 @@ const OpAttributes& StandardOps() {
       {"ReduceLogSumExp", {"axes", "keepdims", "noop_with_empty_axes"}}, {"Relu", {}}, {"Round", {}}, {"Selu", {"alpha", "gamma"}}, {"Sign", {}}, {"Softplus", {}},
       {"Resize", {"mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside",
                   "extrapolation_value", "antialias", "axes", "keep_aspect_ratio_policy"}}, {"Reshape", {"allowzero"}}, {"ScatterND", {"reduction"}},
-      {"Shape", {"start", "end"}}, {"Sigmoid", {}}, {"Silu", {}}, {"Sin", {}}, {"Slice", {}}, {"Softmax", {"axis"}}, {"SpaceToDepth", {"blocksize"}},
+      {"Shape", {"start", "end"}}, {"Size", {}}, {"Sigmoid", {}}, {"Silu", {}}, {"Sin", {}}, {"Slice", {}}, {"Softmax", {"axis"}}, {"SpaceToDepth", {"blocksize"}},
       {"Split", {"axis", "split", "num_outputs"}}, {"Sqrt", {}}, {"Squeeze", {"axes"}}, {"Sub", {}}, {"Sum", {}},
       {"Tanh", {}}, {"Tile", {}}, {"TopK", {"axis", "largest", "sorted"}}, {"Trilu", {"upper"}}, {"Transpose", {"perm"}}, {"Unsqueeze", {"axes"}}, {"Where", {}}, {"Xor", {}},
       {"SoftmaxCrossEntropyLoss", {"reduction", "ignore_index"}},

@@ -167,6 +167,17 @@ for dt in FLOATS:
          attrs={"axis": 1, "keepdims": 0})
     case("ArgMaxKeep_%s" % dt.__name__, "ArgMax", {"x": x},
          {"y": torch.argmax(t(x), dim=-1, keepdim=True).numpy()}, attrs={"axis": -1})
+    case("ArgMin_%s" % dt.__name__, "ArgMin", {"x": x}, {"y": torch.argmin(t(x), dim=1).numpy()},
+         attrs={"axis": 1, "keepdims": 0})
+    case("ArgMinKeep_%s" % dt.__name__, "ArgMin", {"x": x},
+         {"y": torch.argmin(t(x), dim=0, keepdim=True).numpy()}, attrs={"axis": 0})
+    # select_last_index: ties (values from a small set) resolve to the last index.
+    xt = np.floor(rand((5, 8), dt, 0, 3)).astype(dt)
+    last = lambda a: (a.shape[1] - 1 - np.argmin(a[:, ::-1], axis=1)).astype(np.int64)
+    case("ArgMinLast_%s" % dt.__name__, "ArgMin", {"x": xt}, {"y": last(xt)},
+         attrs={"axis": 1, "keepdims": 0, "select_last_index": 1})
+    case("ArgMinFirst_%s" % dt.__name__, "ArgMin", {"x": xt}, {"y": np.argmin(xt, axis=1).astype(np.int64)},
+         attrs={"axis": 1, "keepdims": 0})
 
 # ---- softmax, norms -----------------------------------------------------------------
 for dt in FLOATS:
@@ -409,6 +420,7 @@ for dt in [np.float16, np.float32, np.int32, np.int64, np.bool_]:
     case("Dropout_%s" % n, "Dropout", {"x": xe}, {"y": xe})
     case("Shape_%s" % n, "Shape", {"x": xl}, {"y": np.array(xl.shape, np.int64)})
     case("ShapeStart_%s" % n, "Shape", {"x": xl}, {"y": np.array(xl.shape[1:], np.int64)}, attrs={"start": 1})
+    case("Size_%s" % n, "Size", {"x": xl}, {"y": np.array(xl.size, np.int64)})
     v = rand((2, 3), dt)
     case("Constant_%s" % n, "Constant", {}, {"y": v}, attrs={"value": v}, node_inputs=[], dtype=n)
 case("ConstantFloats", "Constant", {}, {"y": np.array([1.5, -2.0], np.float32)}, attrs={"value_floats": [1.5, -2.0]},

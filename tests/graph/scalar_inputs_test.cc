@@ -122,6 +122,7 @@ std::vector<Case> Cases() {
     return OneNode("ReduceSum").Input("x", v1::FLOAT32, {}, {kX}).Const("axes", v1::INT64, {0}, {});
   }, {}, {kX});
   bad("ArgMax", "scalar", scalar("ArgMax"), "attribute \"axis\" = 0 is out of range: the input is a scalar");
+  bad("ArgMin", "scalar", scalar("ArgMin"), "attribute \"axis\" = 0 is out of range: the input is a scalar");
   bad("Softmax", "scalar", scalar("Softmax"), "attribute \"axis\" = -1 is out of range: the input is a scalar");
   bad("LogSoftmax", "scalar", scalar("LogSoftmax"), "is out of range: the input is a scalar");
   bad("LayerNormalization", "scalar", [] {
@@ -278,6 +279,7 @@ std::vector<Case> Cases() {
   ok("HcclAllReduce", "scalar on one device", scalar("HcclAllReduce"), {}, {kX});
   ok("Constant", "scalar value", [] { return OneNode("Constant").Tensor("value", v1::FLOAT32, {}, {kX}); }, {}, {kX});
   ok("Shape", "of a scalar", scalar("Shape"), {0}, {});
+  ok("Size", "of a scalar", scalar("Size"), {}, {1});
   ok("Pad", "scalar, no pads", [] {
     return OneNode("Pad").Input("x", v1::FLOAT32, {}, {kX}).Const("p", v1::INT64, {0}, {});
   }, {}, {kX});

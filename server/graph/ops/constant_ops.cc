@@ -1,7 +1,7 @@
-// Constant and Shape: values known at plan time. Constant's tensor comes from
+// Constant, Shape and Size: values known at plan time. Constant's tensor comes from
 // its attribute and becomes a constant of the plan, like an initializer (the
-// node never runs); Shape writes its input's dims (INT64). Neither reads tensor
-// bytes, so neither does device work beyond writing a few bytes.
+// node never runs); Shape writes its input's dims, Size its element count (INT64). None reads tensor
+// bytes, so none does device work beyond writing a few bytes.
 #include <memory>
 #include <vector>
 
@@ -81,6 +81,14 @@ absl::Status RunShape(RunContext& ctx) {
   return absl::OkStatus();
 }
 
+// Size: the input's element count, an INT64 scalar.
+absl::StatusOr<std::vector<TensorType>> InferSize(InferContext&) { return std::vector<TensorType>{{v1::INT64, {}}}; }
+
+absl::Status RunSize(RunContext& ctx) {
+  ctx.outputs[0].mutable_as<int64_t>()[0] = ctx.inputs[0]->type().elements();
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void RegisterConstantOps(OpRegistry& r) {
@@ -104,6 +112,14 @@ void RegisterConstantOps(OpRegistry& r) {
   s.infer = InferShape;
   s.run = RunShape;
   r.Register(std::move(s));
+  OpDef size;
+  size.name = "Size";
+  size.units = "Scalar";
+  size.dtypes = {v1::FLOAT16, v1::FLOAT32, v1::INT32, v1::INT8, v1::BOOL, v1::INT64};
+  size.reads_types_only = true;
+  size.infer = InferSize;
+  size.run = RunSize;
+  r.Register(std::move(size));
 }
 
 }  // namespace npu::graph::ops

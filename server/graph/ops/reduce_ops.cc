@@ -1,6 +1,6 @@
 // ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2,
 // ReduceSumSquare, ReduceLogSumExp (axes as attribute, or as input from opset
-// 13/18; keepdims; noop_with_empty_axes) and ArgMax, on the Vector unit. Each
+// 13/18; keepdims; noop_with_empty_axes), ArgMax and ArgMin, on the Vector unit. Each
 // output element reduces its slice in fp32 in index order (so the result does
 // not depend on tiling); fp16 results are rounded once. LogSumExp subtracts
 // the slice's maximum first, as torch.logsumexp does (no overflow).
@@ -21,7 +21,10 @@
 namespace npu::graph::ops {
 namespace {
 
-enum class Reduce { kSum, kMean, kMax, kMin, kArgMax, kProd, kL1, kL2, kSumSquare, kLogSumExp };
+enum class Reduce { kSum, kMean, kMax, kMin, kArgMax, kArgMin, kProd, kL1, kL2, kSumSquare, kLogSumExp };
+
+// ArgMax and ArgMin: one axis (an attribute), INT64 indices.
+bool IsArg(Reduce kind) { return kind == Reduce::kArgMax || kind == Reduce::kArgMin; }
 
 // The reductions the row kernels do not have: folded element by element.
 bool IsElementFold(Reduce kind) {
@@ -42,7 +45,7 @@ absl::StatusOr<ReducePlan> PlanReduce(const v1::Node& node, const NodeAttributes
   if (!keepdims.ok()) return keepdims.status();
   std::vector<int64_t> axes;
   std::string what = "attribute \"axes\"";
-  if (kind == Reduce::kArgMax) {
+  if (IsArg(kind)) {
     auto axis = attrs.Int("axis", 0);
     if (!axis.ok()) return axis.status();
     axes = {*axis};
@@ -66,7 +69,7 @@ absl::StatusOr<ReducePlan> PlanReduce(const v1::Node& node, const NodeAttributes
     if (!p.reduced[d]) {
       p.out.push_back(in[d]);
     } else {
-      if (in[d] == 0 && (kind == Reduce::kMax || kind == Reduce::kMin || kind == Reduce::kArgMax)) {
+      if (in[d] == 0 && (kind == Reduce::kMax || kind == Reduce::kMin || IsArg(kind))) {
         return NodeError(node, "cannot reduce the empty dimension ", d, " of ", ShapeToString(in),
                          " (the maximum or minimum of no elements is undefined)");
       }
@@ -91,16 +94,18 @@ absl::StatusOr<std::vector<TensorType>> InferReduce(InferContext& c, Reduce kind
   }
   auto p = PlanReduce(c.node, c.attrs, x.shape, kind, HasInput(c, 1) ? c.constants[1] : nullptr);
   if (!p.ok()) return p.status();
-  return std::vector<TensorType>{{kind == Reduce::kArgMax ? v1::INT64 : x.dtype, p->out}};
+  return std::vector<TensorType>{{IsArg(kind) ? v1::INT64 : x.dtype, p->out}};
 }
 
-// ArgMax: the index of the first (select_last_index: last) maximum along the
-// axis; a NaN first element wins, later NaNs are skipped (scalar: a search).
-absl::Status RunArgMax(RunContext& ctx) {
+// ArgMax (ArgMin): the index of the first (select_last_index: last) maximum
+// (minimum) along the axis; a NaN first element wins, later NaNs are skipped
+// (scalar: a search).
+absl::Status RunArg(RunContext& ctx, Reduce kind) {
+  const bool min = kind == Reduce::kArgMin;
   const HostTensor& x = *ctx.inputs[0];
   const HostTensor& out = ctx.outputs[0];
   const Shape& in = x.type().shape;
-  auto plan = PlanReduce(ctx.node, ctx.attrs, in, Reduce::kArgMax, nullptr);
+  auto plan = PlanReduce(ctx.node, ctx.attrs, in, kind, nullptr);
   if (!plan.ok()) return plan.status();
   const bool last_index = ctx.attrs.Int("select_last_index", 0).value_or(0) != 0;
   int64_t axis = 0;
@@ -119,7 +124,7 @@ absl::Status RunArgMax(RunContext& ctx) {
         int64_t best = 0;
         for (int64_t i = 1; i < len; ++i) {
           const auto v = s[i * inner];
-          if (v > acc || (last_index && v == acc)) acc = v, best = i;
+          if ((min ? v < acc : v > acc) || (last_index && v == acc)) acc = v, best = i;
         }
         arg[o] = best;
         w += VectorChunkWork(len, len * in_bytes, 0, 4, device::VectorPasses(device::VectorKernel::kReduce));
@@ -366,15 +371,15 @@ OpDef ReduceDef(std::string name, Reduce kind) {
   d.task_type = device::TaskType::kAiVectorCore;
   d.dtypes = {v1::FLOAT16, v1::FLOAT32, v1::INT32};
   if (IsElementFold(kind)) d.dtypes = {v1::FLOAT16, v1::FLOAT32};
-  d.max_inputs = kind == Reduce::kArgMax ? 1 : 2;
-  if (kind == Reduce::kArgMax) {
+  d.max_inputs = IsArg(kind) ? 1 : 2;
+  if (IsArg(kind)) {
     d.attributes = {{"axis", AttrKind::kInt}, {"keepdims", AttrKind::kInt}, {"select_last_index", AttrKind::kInt}};
   } else {
     d.attributes = {{"axes", AttrKind::kInts}, {"keepdims", AttrKind::kInt}, {"noop_with_empty_axes", AttrKind::kInt}};
     d.shape_inputs = {1};
   }
   d.infer = [kind](InferContext& c) { return InferReduce(c, kind); };
-  d.run = [kind](RunContext& c) { return kind == Reduce::kArgMax ? RunArgMax(c) : RunReduce(c, kind); };
+  d.run = [kind](RunContext& c) { return IsArg(kind) ? RunArg(c, kind) : RunReduce(c, kind); };
   return d;
 }
 
@@ -386,6 +391,7 @@ void RegisterReduceOps(OpRegistry& r) {
   r.Register(ReduceDef("ReduceMax", Reduce::kMax));
   r.Register(ReduceDef("ReduceMin", Reduce::kMin));
   r.Register(ReduceDef("ArgMax", Reduce::kArgMax));
+  r.Register(ReduceDef("ArgMin", Reduce::kArgMin));
   r.Register(ReduceDef("ReduceProd", Reduce::kProd));
   r.Register(ReduceDef("ReduceL1", Reduce::kL1));
   r.Register(ReduceDef("ReduceL2", Reduce::kL2));
