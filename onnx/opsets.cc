@@ -36,6 +36,7 @@ std::vector<OpsetChange> MakeChanges() {
       {"GreaterOrEqual", 12, C::kIntroduced},
       {"LessOrEqual", 12, C::kIntroduced},
       {"SoftmaxCrossEntropyLoss", 12, C::kIntroduced},
+      {"NegativeLogLikelihoodLoss", 12, C::kIntroduced},
       {"HardSwish", 14, C::kIntroduced},
       {"Trilu", 14, C::kIntroduced},
       {"LayerNormalization", 17, C::kIntroduced},

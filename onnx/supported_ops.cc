@@ -44,7 +44,7 @@ const OpAttributes& StandardOps() {
       {"Shape", {"start", "end"}}, {"Size", {}}, {"Sigmoid", {}}, {"Silu", {}}, {"Sin", {}}, {"Slice", {}}, {"Softmax", {"axis"}}, {"SpaceToDepth", {"blocksize"}},
       {"Split", {"axis", "split", "num_outputs"}}, {"Sqrt", {}}, {"Squeeze", {"axes"}}, {"Sub", {}}, {"Sum", {}},
       {"Tanh", {}}, {"Tile", {}}, {"TopK", {"axis", "largest", "sorted"}}, {"Trilu", {"upper"}}, {"Transpose", {"perm"}}, {"Unsqueeze", {"axes"}}, {"Where", {}}, {"Xor", {}},
-      {"SoftmaxCrossEntropyLoss", {"reduction", "ignore_index"}},
+      {"SoftmaxCrossEntropyLoss", {"reduction", "ignore_index"}}, {"NegativeLogLikelihoodLoss", {"reduction", "ignore_index"}},
   };
   return *ops;
 }

@@ -245,8 +245,9 @@ absl::Status DropoutRule(GradContext& c) {
 absl::Status CrossEntropyRule(GradContext& c) {
   if (c.node.outputs_size() < 2) return c.Unsupported("without its log_prob output");
   if (c.Needs(2)) return c.Unsupported("with respect to class weights");
-  c.dx[0] = c.g.Add1("SoftmaxCrossEntropyLossGrad", {c.dy[0], c.node.outputs(1), c.node.inputs(1)}, Copy(c.node),
-                     c.Base());
+  std::vector<std::string> inputs = {c.dy[0], c.node.outputs(1), c.node.inputs(1)};
+  if (c.node.inputs_size() > 2 && !c.node.inputs(2).empty()) inputs.push_back(c.node.inputs(2));  // class weights
+  c.dx[0] = c.g.Add1("SoftmaxCrossEntropyLossGrad", inputs, Copy(c.node), c.Base());
   return absl::OkStatus();
 }
 

@@ -261,6 +261,40 @@ for dt in FLOATS:
         (gs,) = torch.autograd.grad(loss, sv, f64(dloss))
         case("SoftmaxCrossEntropyLossGrad_%s_%d" % (dt.__name__, i), "SoftmaxCrossEntropyLossGrad",
              {"dloss": dloss, "logp": out(logp, dt), "labels": labels}, {"dscores": out(gs, dt)}, attrs=attrs)
+    # Class weights and positions ([N, C, d1, ...]): F.cross_entropy / F.nll_loss with weight; "mean" divides by
+    # the counted positions' summed weights.
+    for i, (shape, reduction, ignore, weighted) in enumerate([((4, 5, 3), "mean", None, True),
+                                                             ((3, 4, 2, 3), "sum", 1, True),
+                                                             ((2, 3, 5), "none", None, False),
+                                                             ((6, 4), "mean", 0, True)]):
+        rng = np.random.default_rng(10 + i)
+        scores = rand(shape, dt, -4, 4)
+        labels = rng.integers(0, shape[1], size=(shape[0],) + shape[2:]).astype(np.int64)
+        weights = rand((shape[1],), dt, 0.2, 2)
+        attrs, kw, inputs = {"reduction": reduction}, {}, {"scores": scores, "labels": labels}
+        if ignore is not None:
+            attrs["ignore_index"] = kw["ignore_index"] = ignore
+            labels.flat[0] = ignore
+        if weighted:
+            inputs["weights"] = weights
+            kw["weight"] = f64(weights)
+        sv = f64(scores).requires_grad_()
+        target = torch.from_numpy(labels)
+        loss = F.cross_entropy(sv, target, reduction=reduction, **kw)
+        logp = torch.log_softmax(f64(scores), 1)
+        case("SoftmaxCrossEntropyLossWeighted_%s_%d" % (dt.__name__, i), "SoftmaxCrossEntropyLoss", inputs,
+             {"loss": out(loss, dt), "logp": out(logp, dt)}, attrs=attrs)
+        dloss = rand(tuple(loss.shape), dt, 0.5, 2)
+        (gs,) = torch.autograd.grad(loss, sv, f64(dloss))
+        grad_inputs = {"dloss": dloss, "logp": out(logp, dt), "labels": labels}
+        if weighted:
+            grad_inputs["weights"] = weights
+        case("SoftmaxCrossEntropyLossGradWeighted_%s_%d" % (dt.__name__, i), "SoftmaxCrossEntropyLossGrad",
+             grad_inputs, {"dscores": out(gs, dt)}, attrs=attrs)
+        lp = out(logp, dt)
+        nll = F.nll_loss(f64(lp), target, reduction=reduction, **kw)
+        case("NegativeLogLikelihoodLoss_%s_%d" % (dt.__name__, i), "NegativeLogLikelihoodLoss",
+             dict(inputs, scores=lp), {"loss": out(nll, dt)}, attrs=attrs)
 
 
 # ---- optimizer updates: torch.optim in float64, one step ------------------------------------------

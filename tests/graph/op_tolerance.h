@@ -84,7 +84,7 @@ inline const std::map<std::string, Tolerance>& ToleranceTable() {
       {"MaxPoolGrad", kReduction}, {"AveragePoolGrad", kReduction}, {"LpPoolGrad", kTranscendental}, {"ConvGrad", kCube}, {"GatherGrad", kReduction},
       {"LSTMGrad", kRecurrentGrad}, {"GRUGrad", kRecurrentGrad},
       {"SeededDropout", kIeee}, {"DropoutGrad", kIeee},
-      {"SoftmaxCrossEntropyLoss", kRowNorm}, {"SoftmaxCrossEntropyLossGrad", kRowNorm},
+      {"SoftmaxCrossEntropyLoss", kRowNorm}, {"NegativeLogLikelihoodLoss", kRowNorm}, {"SoftmaxCrossEntropyLossGrad", kRowNorm},
       {"SGDUpdate", kOptimizer}, {"AdamUpdate", kOptimizer}, {"NPUGetFloatStatus", kExact}, {"HcclAllReduce", kExact},
   };
   return *table;

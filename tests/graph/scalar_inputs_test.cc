@@ -258,6 +258,9 @@ std::vector<Case> Cases() {
   bad("SoftmaxCrossEntropyLoss", "scalar scores", [] {
     return OneNode("SoftmaxCrossEntropyLoss").Input("s", v1::FLOAT32, {}, {1}).Input("l", v1::INT64, {}, {0});
   }, "scores must be FLOAT16/FLOAT32 [N, C]");
+  bad("NegativeLogLikelihoodLoss", "scalar log-probabilities", [] {
+    return OneNode("NegativeLogLikelihoodLoss").Input("s", v1::FLOAT32, {}, {1}).Input("l", v1::INT64, {}, {0});
+  }, "scores must be FLOAT16/FLOAT32 [N, C]");
   bad("SoftmaxCrossEntropyLossGrad", "scalar log-probabilities", [] {
     return OneNode("SoftmaxCrossEntropyLossGrad").Input("d", v1::FLOAT32, {}, {1}).Input("p", v1::FLOAT32, {}, {1}).Input(
         "l", v1::INT64, {}, {0});
