@@ -15,6 +15,19 @@ absl::StatusOr<CubePlan> PlanCubeModel(const InferContext& c, int64_t batch, int
   if (auto s = CheckCubeTileFits(plan.tile, *c.preset); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat(NodeLabel(c.node), ": ", s.message()));
   }
+  // The plan models every C tile (and K slice) before any data arrives, so a
+  // declared shape alone must not make it allocate without bound (a Conv over
+  // an input 2^31 wide asked for gigabytes of tile records).
+  const auto tiles = [&](int64_t extent, int64_t tile) { return tile > 0 ? (extent + tile - 1) / tile : extent; };
+  const long double modeled = static_cast<long double>(batch) * tiles(m, plan.tile.m) * tiles(n, plan.tile.n) *
+                              std::max<int64_t>(plan.split_k, 1);
+  if (modeled > static_cast<long double>(kMaxModeledCubeTiles)) {
+    return NodeError(c.node, "its ", batch, " GEMM(s) of ", m, " x ", n, " x ", k, " take ",
+                     static_cast<double>(modeled), " Cube tiles, past the ", kMaxModeledCubeTiles,
+                     " one op may take (an output of about ",
+                     static_cast<double>(modeled) * plan.tile.m * plan.tile.n * 4 / (1ull << 30),
+                     " GiB in fp32): split the op, or give it a smaller shape");
+  }
   return plan;
 }
 

@@ -50,6 +50,11 @@ inline kernels::ElemType CubeType(DataType t) {
 // several tiles from 256^3 up, and the kernel blocks K for the caches itself.
 inline constexpr kernels::CubeTileShape kHostCubeTile{};
 
+// Most C tiles (K slices included) one Cube op may model (each is a record of
+// its work, allocated at plan time): 2^18 tiles are 16 GiB of fp32 output at
+// the 128 x 128 tiles large GEMMs take, far past what a request carries.
+inline constexpr int64_t kMaxModeledCubeTiles = int64_t{1} << 18;
+
 absl::StatusOr<CubePlan> PlanCubeModel(const InferContext& c, int64_t batch, int64_t m, int64_t n, int64_t k);
 
 // Appends the device work of one m x n x k GEMM writing `c_type`, tiled per `plan`.

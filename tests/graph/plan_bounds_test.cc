@@ -1,0 +1,55 @@
+// What a declared shape alone may make the planner do: it models an op's
+// device work before any data arrives, so a model cannot ask for unbounded
+// plan-time memory (a fuzzer finding: a Conv over an input declared
+// [1, 1, 5, 2^31 - 1] asked for gigabytes of Cube tile records and ran the
+// fuzzer out of memory, at registration, with no tensor sent).
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/graph/ops/cube_problem.h"
+#include "server/graph/passes/prepare_graph.h"
+#include "tests/graph/plan_runner.h"
+
+namespace npu::graph {
+namespace {
+
+using ::testing::HasSubstr;
+
+v1::Graph ConvOver(int64_t width, int64_t out_channels) {
+  v1::Graph g;
+  v1::ValueInfo* x = g.add_inputs();
+  x->set_name("x");
+  x->set_dtype(v1::FLOAT32);
+  for (int64_t d : {int64_t{1}, int64_t{1}, int64_t{5}, width}) x->add_shape(d);
+  v1::ValueInfo* w = g.add_inputs();
+  w->set_name("w");
+  w->set_dtype(v1::FLOAT32);
+  for (int64_t d : {out_channels, int64_t{1}, int64_t{3}, int64_t{3}}) w->add_shape(d);
+  v1::Node* n = g.add_nodes();
+  n->set_name("conv");
+  n->set_op_type("Conv");
+  n->add_inputs("x");
+  n->add_inputs("w");
+  n->add_outputs("y");
+  g.add_outputs("y");
+  return g;
+}
+
+TEST(PlanBoundsTest, ACubeOpOfTooManyTilesIsRefusedBeforeItsTilesAreModeled) {
+  // x is 2.5 GiB, within the default input limit (4 GiB); its output row is 400 M pixels.
+  auto plan = PreparePlan(std::make_shared<const v1::Graph>(ConvOver(int64_t{1} << 27, 1)), nullptr,
+                          testing::DeviceFor().preset(), {});
+  ASSERT_FALSE(plan.ok());
+
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(plan.status().message(), HasSubstr("\"conv\""));
+  EXPECT_THAT(plan.status().message(), HasSubstr("Cube tiles, past the 262144 one op may take"));
+  // A large but servable one plans.
+  EXPECT_TRUE(PreparePlan(std::make_shared<const v1::Graph>(ConvOver(4096, 64)), nullptr,
+                          testing::DeviceFor().preset(), {})
+                  .ok());
+}
+
+}  // namespace
+}  // namespace npu::graph
