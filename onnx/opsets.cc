@@ -13,8 +13,8 @@ using ::onnx::AttributeProto;
 using ::onnx::NodeProto;
 using C = OpsetChange;
 
-constexpr const char* kReduceSince18[] = {"ReduceL1",   "ReduceL2",   "ReduceLogSumExp", "ReduceMax",
-                                          "ReduceMean", "ReduceMin",  "ReduceProd",      "ReduceSumSquare"};
+constexpr const char* kReduceSince18[] = {"ReduceL1",   "ReduceL2",  "ReduceLogSum", "ReduceLogSumExp", "ReduceMax",
+                                          "ReduceMean", "ReduceMin", "ReduceProd",   "ReduceSumSquare"};
 
 std::vector<OpsetChange> MakeChanges() {
   std::vector<OpsetChange> c = {

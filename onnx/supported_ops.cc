@@ -38,7 +38,7 @@ const OpAttributes& StandardOps() {
       {"ReduceL1", {"axes", "keepdims", "noop_with_empty_axes"}},
       {"ReduceL2", {"axes", "keepdims", "noop_with_empty_axes"}},
       {"ReduceSumSquare", {"axes", "keepdims", "noop_with_empty_axes"}},
-      {"ReduceLogSumExp", {"axes", "keepdims", "noop_with_empty_axes"}}, {"Relu", {}}, {"Round", {}}, {"Selu", {"alpha", "gamma"}}, {"Sign", {}}, {"Softplus", {}},
+      {"ReduceLogSumExp", {"axes", "keepdims", "noop_with_empty_axes"}}, {"ReduceLogSum", {"axes", "keepdims", "noop_with_empty_axes"}}, {"Relu", {}}, {"Round", {}}, {"Selu", {"alpha", "gamma"}}, {"Sign", {}}, {"Softplus", {}},
       {"Resize", {"mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside",
                   "extrapolation_value", "antialias", "axes", "keep_aspect_ratio_policy"}}, {"Reshape", {"allowzero"}}, {"ScatterND", {"reduction"}},
       {"Shape", {"start", "end"}}, {"Size", {}}, {"Sigmoid", {}}, {"Silu", {}}, {"Sin", {}}, {"Slice", {}}, {"Softmax", {"axis"}}, {"SpaceToDepth", {"blocksize"}},

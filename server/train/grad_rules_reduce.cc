@@ -108,6 +108,9 @@ absl::Status ReduceRule(GradContext& c) {
       return c.Op("Where", {is0, zero, c.Op("Div", {x, safe})});
     }
     if (op == "ReduceLogSumExp") return c.Op("Exp", {c.Op("Sub", {x, y})});
+    if (op == "ReduceLogSum") {  // 1 / sum, spread over x's shape
+      return c.Op("Expand", {c.Op("Exp", {c.Op("Neg", {y})}), c.g.IntsConstant(c.Base() + "/shape", c.InputType(0).shape)});
+    }
     if (op == "ReduceProd") {
       // Non-zero elements: y / x (0 when another element is 0). A zero
       // element: the product of the others when it is the only zero, else 0.
@@ -162,7 +165,7 @@ absl::Status ExtremeRule(GradContext& c) {
 void AddReduceGradRules(std::map<std::string, GradRule>& rules) {
   rules["ReduceSum"] = ReduceSumRule;
   rules["ReduceMean"] = ReduceMeanRule;
-  for (const char* op : {"ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSumExp", "ReduceProd", "ReduceMax",
+  for (const char* op : {"ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSumExp", "ReduceLogSum", "ReduceProd", "ReduceMax",
                          "ReduceMin"}) {
     rules[op] = ReduceRule;
   }

@@ -595,6 +595,11 @@ for dt in FLOATS:
          {"y": back(torch.logsumexp(t(xl), dim=(1,), keepdim=True), dt)}, inits={"axes": np.array([1], np.int64)})
     case("ReduceLogSumExpLast_%s" % n, "ReduceLogSumExp", {"x": xl},
          {"y": back(torch.logsumexp(t(xl), dim=(0, 2), keepdim=False), dt)}, attrs={"axes": [0, -1], "keepdims": 0})
+    xp = rand((2, 70, 3), dt, 0.1, 4)
+    case("ReduceLogSum_%s" % n, "ReduceLogSum", {"x": xp},
+         {"y": back(torch.log(t(xp).sum(dim=(1,), keepdim=True)), dt)}, inits={"axes": np.array([1], np.int64)})
+    case("ReduceLogSumAll_%s" % n, "ReduceLogSum", {"x": xp},
+         {"y": back(torch.log(t(xp).sum()), dt)}, attrs={"keepdims": 0})
 for dt in FLOATS + INTS:
     n = dt.__name__
     x = rand((3, 6, 4), dt) if dt not in INTS else rng.integers(-1000, 1000, size=(3, 6, 4)).astype(dt)

@@ -64,7 +64,7 @@ inline const std::map<std::string, Tolerance>& ToleranceTable() {
       {"Mean", kIeee}, {"Softplus", kTranscendental}, {"Mish", kTranscendental}, {"Elu", kTranscendental},
       {"Selu", kTranscendental}, {"Celu", kTranscendental},
       {"ReduceProd", kReduction}, {"ReduceL1", kReduction}, {"ReduceL2", kReduction},
-      {"ReduceSumSquare", kReduction}, {"ReduceLogSumExp", kReduction}, {"CumSum", kIeee}, {"Trilu", kExact},
+      {"ReduceSumSquare", kReduction}, {"ReduceLogSumExp", kReduction}, {"ReduceLogSum", kReduction}, {"CumSum", kIeee}, {"Trilu", kExact},
       {"GatherElements", kExact}, {"ScatterND", kIeee}, {"DepthToSpace", kExact}, {"SpaceToDepth", kExact},
       {"TopK", kExact}, {"Hardmax", kExact},
       {"Add", kIeee}, {"Sub", kIeee}, {"Mul", kIeee}, {"Div", kIeee}, {"Sqrt", kIeee}, {"Reciprocal", kIeee},

@@ -296,9 +296,11 @@ std::vector<Case> Cases() {
     return OneNode("Range").Const("a", v1::INT64, {}, {1}).Const("b", v1::INT64, {}, {7}).Const("d", v1::INT64, {},
                                                                                                     {2});
   }, {3}, {1, 3, 5});
-  for (const std::string op : {"ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp"}) {
-    const std::map<std::string, double> want = {{"ReduceProd", kX}, {"ReduceL1", kX}, {"ReduceL2", kX},
-                                                {"ReduceSumSquare", kX * kX}, {"ReduceLogSumExp", kX}};
+  for (const std::string op :
+       {"ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp", "ReduceLogSum"}) {
+    const std::map<std::string, double> want = {{"ReduceProd", kX},      {"ReduceL1", kX},
+                                                {"ReduceL2", kX},        {"ReduceSumSquare", kX * kX},
+                                                {"ReduceLogSumExp", kX}, {"ReduceLogSum", std::log(kX)}};
     ok(op, "scalar, no axes", scalar(op), {}, {want.at(op)});
   }
   bad("CumSum", "scalar", [] {

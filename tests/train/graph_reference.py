@@ -229,6 +229,8 @@ def _more(n, op, ins):
             y = (x * x).sum(axes, keep)
         elif op == "ReduceLogSumExp":
             y = torch.logsumexp(x, axes, keep)
+        elif op == "ReduceLogSum":
+            y = torch.log(x.sum(axes, keep))
         else:
             return None
         return [y]

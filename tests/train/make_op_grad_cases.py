@@ -116,8 +116,9 @@ case("sum_mean", [node("s", "Sum", ["a", "b", "c"], ["t"]), node("op", "Mean", [
      {"a": f32(3, 4), "b": f32(4), "c": f32(3, 1)})
 
 # ---- reductions ---------------------------------------------------------------------------------
-for op in ("ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2", "ReduceL1", "ReduceSumSquare", "ReduceLogSumExp"):
-    lo = 0.5 if op == "ReduceProd" else -2.0
+for op in ("ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2", "ReduceL1", "ReduceSumSquare", "ReduceLogSumExp",
+           "ReduceLogSum"):
+    lo = 0.5 if op in ("ReduceProd", "ReduceLogSum") else -2.0
     case(op.lower() + "_axes", [node("op", op, ["x", "axes"], ["y"], keepdims=0)], {"x": f32(3, 4, 5, lo=lo, hi=1.5)},
          consts={"axes": ints([0, 2])})
     case(op.lower() + "_all", [node("op", op, ["x"], ["y"], keepdims=1)], {"x": f32(4, 3, lo=lo, hi=1.5)})

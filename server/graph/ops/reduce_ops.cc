@@ -1,5 +1,5 @@
 // ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2,
-// ReduceSumSquare, ReduceLogSumExp (axes as attribute, or as input from opset
+// ReduceSumSquare, ReduceLogSumExp, ReduceLogSum (axes as attribute, or as input from opset
 // 13/18; keepdims; noop_with_empty_axes), ArgMax and ArgMin, on the Vector unit. Each
 // output element reduces its slice in fp32 in index order (so the result does
 // not depend on tiling); fp16 results are rounded once. LogSumExp subtracts
@@ -21,7 +21,7 @@
 namespace npu::graph::ops {
 namespace {
 
-enum class Reduce { kSum, kMean, kMax, kMin, kArgMax, kArgMin, kProd, kL1, kL2, kSumSquare, kLogSumExp };
+enum class Reduce { kSum, kMean, kMax, kMin, kArgMax, kArgMin, kProd, kL1, kL2, kSumSquare, kLogSumExp, kLogSum };
 
 // ArgMax and ArgMin: one axis (an attribute), INT64 indices.
 bool IsArg(Reduce kind) { return kind == Reduce::kArgMax || kind == Reduce::kArgMin; }
@@ -29,7 +29,7 @@ bool IsArg(Reduce kind) { return kind == Reduce::kArgMax || kind == Reduce::kArg
 // The reductions the row kernels do not have: folded element by element.
 bool IsElementFold(Reduce kind) {
   return kind == Reduce::kProd || kind == Reduce::kL1 || kind == Reduce::kL2 || kind == Reduce::kSumSquare ||
-         kind == Reduce::kLogSumExp;
+         kind == Reduce::kLogSumExp || kind == Reduce::kLogSum;
 }
 
 // Which input dims are reduced, and the output shape.
@@ -189,6 +189,7 @@ std::vector<int64_t> OffsetsOf(const std::vector<DimGroup>& groups, bool want, s
 device::VectorKernel PassesOf(Reduce kind) {
   switch (kind) {
     case Reduce::kProd:
+    case Reduce::kLogSum:  // the sum, then one Ln per output
     case Reduce::kL1: return device::VectorKernel::kReduce;
     case Reduce::kL2:
     case Reduce::kSumSquare: return device::VectorKernel::kReduceSquares;
@@ -249,10 +250,11 @@ float FoldElements(Reduce kind, int64_t n, const Get& get) {
     switch (kind) {
       case Reduce::kProd: acc *= v; break;
       case Reduce::kL1: acc += std::abs(v); break;
+      case Reduce::kLogSum: acc += v; break;
       default: acc += v * v; break;  // L2, SumSquare
     }
   }
-  return kind == Reduce::kL2 ? std::sqrt(acc) : acc;
+  return kind == Reduce::kL2 ? std::sqrt(acc) : kind == Reduce::kLogSum ? std::log(acc) : acc;
 }
 
 // Sum, mean, max or min. When the innermost merged dim is reduced, each output
@@ -397,6 +399,7 @@ void RegisterReduceOps(OpRegistry& r) {
   r.Register(ReduceDef("ReduceL2", Reduce::kL2));
   r.Register(ReduceDef("ReduceSumSquare", Reduce::kSumSquare));
   r.Register(ReduceDef("ReduceLogSumExp", Reduce::kLogSumExp));
+  r.Register(ReduceDef("ReduceLogSum", Reduce::kLogSum));
 }
 
 }  // namespace npu::graph::ops
