@@ -37,6 +37,7 @@ std::vector<OpsetChange> MakeChanges() {
       {"LessOrEqual", 12, C::kIntroduced},
       {"SoftmaxCrossEntropyLoss", 12, C::kIntroduced},
       {"NegativeLogLikelihoodLoss", 12, C::kIntroduced},
+      {"CastLike", 15, C::kIntroduced},
       {"HardSwish", 14, C::kIntroduced},
       {"Trilu", 14, C::kIntroduced},
       {"LayerNormalization", 17, C::kIntroduced},

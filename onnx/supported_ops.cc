@@ -11,7 +11,7 @@ const OpAttributes& StandardOps() {
       {"Abs", {}}, {"Add", {}}, {"And", {}}, {"ArgMax", {"axis", "keepdims", "select_last_index"}}, {"ArgMin", {"axis", "keepdims", "select_last_index"}},
       {"AveragePool", {"kernel_shape", "strides", "pads", "dilations", "ceil_mode", "auto_pad", "count_include_pad"}},
       {"BatchNormalization", {"epsilon", "momentum", "training_mode", "spatial"}},
-      {"Cast", {"to", "saturate"}}, {"Ceil", {}}, {"Celu", {"alpha"}}, {"Clip", {}}, {"Concat", {"axis"}},
+      {"Cast", {"to", "saturate"}}, {"CastLike", {"saturate"}}, {"Ceil", {}}, {"Celu", {"alpha"}}, {"Clip", {}}, {"Concat", {"axis"}},
       {"ConstantOfShape", {"value"}},
       {"Constant", {"value", "value_float", "value_floats", "value_int", "value_ints"}},
       {"Conv", {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}},

@@ -244,6 +244,7 @@ void AddMathGradRules(std::map<std::string, GradRule>& rules) {
   rules["Pow"] = PowRule;
   for (const char* op : {"Neg", "Exp", "Log", "Sqrt", "Reciprocal", "Identity"}) rules[op] = UnaryRule;
   rules["Cast"] = CastRule;
+  rules["CastLike"] = CastRule;  // the second input's values are never read: no gradient
   rules["MatMul"] = MatMulRule;
   rules["Gemm"] = GemmRule;
   rules["Einsum"] = EinsumRule;

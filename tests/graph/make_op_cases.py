@@ -140,6 +140,11 @@ for dst, (lo, hi) in ((np.int32, (-2 ** 31, 2 ** 31 - 1)), (np.int8, (-128, 127)
     case("CastSaturate_float32_%s" % dst.__name__, "Cast", {"x": sat}, {"y": np.array(ref, dst)},
          attrs={"to": ONNX_CODE[dst]})
 case("CastNaN_float32_bool", "Cast", {"x": sat}, {"y": sat != 0}, attrs={"to": 9})
+# CastLike: the second input's dtype, its values unread.
+xc = np.random.default_rng(15).uniform(-70000, 70000, (4, 9)).astype(np.float32)  # its own stream: later cases keep their data
+case("CastLike_float32_float16", "CastLike", {"x": xc, "like": np.zeros((2,), np.float16)},
+     {"y": torch.from_numpy(xc).to(torch.float16).numpy()})
+case("CastLike_float32_int32", "CastLike", {"x": xc, "like": np.zeros((1,), np.int32)}, {"y": np.trunc(xc).astype(np.int32)})
 
 # ---- reductions -------------------------------------------------------------------
 REDUCE = {"ReduceSum": torch.sum, "ReduceMean": torch.mean,

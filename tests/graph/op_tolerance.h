@@ -52,7 +52,7 @@ inline const std::map<std::string, Tolerance>& ToleranceTable() {
   static const auto* table = new std::map<std::string, Tolerance>{
       {"Abs", kExact}, {"Neg", kExact}, {"Relu", kExact}, {"Max", kExact}, {"Min", kExact},
       {"Equal", kExact}, {"Less", kExact}, {"LessOrEqual", kExact}, {"Greater", kExact},
-      {"GreaterOrEqual", kExact}, {"Where", kExact}, {"Cast", kExact},
+      {"GreaterOrEqual", kExact}, {"Where", kExact}, {"Cast", kExact}, {"CastLike", kExact},
       {"Clip", kExact}, {"MaxPool", kExact}, {"ReduceMax", kExact}, {"ReduceMin", kExact}, {"ArgMax", kExact}, {"ArgMin", kExact},
       {"Transpose", kExact}, {"Reshape", kExact}, {"Flatten", kExact}, {"Squeeze", kExact},
       {"Unsqueeze", kExact}, {"Concat", kExact}, {"Split", kExact}, {"Slice", kExact}, {"Gather", kExact},

@@ -72,6 +72,9 @@ std::vector<Case> Cases() {
   }, {}, {2});
   ok("Cast", "scalar to INT32", [] { return OneNode("Cast").Input("x", v1::FLOAT32, {}, {2.75}).Int("to", 6); }, {},
      {2});
+  ok("CastLike", "scalar like an INT32", [] {
+    return OneNode("CastLike").Input("x", v1::FLOAT32, {}, {2.75}).Input("like", v1::INT32, {}, {0});
+  }, {}, {2});
 
   // Binary ops broadcast a scalar against anything.
   const std::map<std::string, std::function<double(double, double)>> binary = {

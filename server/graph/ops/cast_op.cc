@@ -1,4 +1,4 @@
-// Cast (ONNX): converts between FLOAT16, FLOAT32, INT32, INT8, INT64 and BOOL
+// Cast and CastLike (ONNX; CastLike takes the dtype of its second input): converts between FLOAT16, FLOAT32, INT32, INT8, INT64 and BOOL
 // on the Vector unit (element_access.h has the rules): float -> int truncates
 // toward zero and saturates; int -> narrower int wraps; -> BOOL is "!= 0";
 // -> FLOAT16 rounds to nearest even (saturating on Ascend 910). Between
@@ -32,6 +32,11 @@ absl::StatusOr<std::vector<TensorType>> InferCast(InferContext& c) {
                        ": that ONNX type is not supported (1 FLOAT, 3 INT8, 6 INT32, 7 INT64, 9 BOOL, 10 FLOAT16)");
   }
   return std::vector<TensorType>{{dtype, c.inputs[0]->shape}};
+}
+
+// CastLike: to the dtype of its second input (whose values it never reads).
+absl::StatusOr<std::vector<TensorType>> InferCastLike(InferContext& c) {
+  return std::vector<TensorType>{{c.inputs[1]->dtype, c.inputs[0]->shape}};
 }
 
 absl::Status RunCast(RunContext& ctx) {
@@ -81,7 +86,13 @@ void RegisterCastOp(OpRegistry& r) {
   d.attributes = {{"to", AttrKind::kInt}, {"saturate", AttrKind::kInt}};
   d.infer = InferCast;
   d.run = RunCast;
+  OpDef like = d;
   r.Register(std::move(d));
+  like.name = "CastLike";
+  like.min_inputs = like.max_inputs = 2;
+  like.attributes = {{"saturate", AttrKind::kInt}};
+  like.infer = InferCastLike;
+  r.Register(std::move(like));
 }
 
 }  // namespace npu::graph::ops
