@@ -51,5 +51,34 @@ TEST(PlanBoundsTest, ACubeOpOfTooManyTilesIsRefusedBeforeItsTilesAreModeled) {
                   .ok());
 }
 
+// A recurrent op models one GEMM per step: a GRU over a million steps of a
+// tiny state asked for a million tile records (the next fuzzer finding).
+TEST(PlanBoundsTest, ARecurrentOpOfTooManyStepsIsRefusedBeforeItsStepsAreModeled) {
+  auto gru = [](int64_t seq) {
+    v1::Graph g;
+    auto input = [&](const std::string& name, std::vector<int64_t> shape) {
+      v1::ValueInfo* v = g.add_inputs();
+      v->set_name(name);
+      v->set_dtype(v1::FLOAT32);
+      for (int64_t d : shape) v->add_shape(d);
+    };
+    input("X", {seq, 3, 2});
+    input("W", {1, 15, 2});
+    input("R", {1, 15, 5});
+    v1::Node* n = g.add_nodes();
+    n->set_name("gru");
+    n->set_op_type("GRU");
+    for (const char* in : {"X", "W", "R"}) n->add_inputs(in);
+    n->add_outputs("Y");
+    (*n->mutable_attributes())["hidden_size"].set_i(5);
+    g.add_outputs("Y");
+    return std::make_shared<const v1::Graph>(g);
+  };
+  auto plan = PreparePlan(gru(1 << 20), nullptr, testing::DeviceFor().preset(), {});
+  ASSERT_FALSE(plan.ok());
+  EXPECT_THAT(plan.status().message(), HasSubstr("its 1048576 recurrent steps take"));
+  EXPECT_TRUE(PreparePlan(gru(1000), nullptr, testing::DeviceFor().preset(), {}).ok());
+}
+
 }  // namespace
 }  // namespace npu::graph

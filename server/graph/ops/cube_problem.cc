@@ -1,3 +1,4 @@
+#include "absl/strings/str_cat.h"
 #include "server/graph/ops/cube_problem.h"
 
 #include <algorithm>
@@ -10,6 +11,18 @@
 
 namespace npu::graph::ops {
 
+long double ModeledCubeTiles(const CubePlan& plan, int64_t batch, int64_t m, int64_t n) {
+  const auto tiles = [](int64_t extent, int64_t tile) { return tile > 0 ? (extent + tile - 1) / tile : extent; };
+  return static_cast<long double>(batch) * tiles(m, plan.tile.m) * tiles(n, plan.tile.n) *
+         std::max<int64_t>(plan.split_k, 1);
+}
+
+absl::Status CheckModeledCubeTiles(const InferContext& c, long double tiles, const std::string& what) {
+  if (tiles <= static_cast<long double>(kMaxModeledCubeTiles)) return absl::OkStatus();
+  return NodeError(c.node, what, " take ", static_cast<double>(tiles), " Cube tiles, past the ", kMaxModeledCubeTiles,
+                   " one op may take: split the op, or give it a smaller shape");
+}
+
 absl::StatusOr<CubePlan> PlanCubeModel(const InferContext& c, int64_t batch, int64_t m, int64_t n, int64_t k) {
   const CubePlan plan = PlanCubeTiles(batch, m, n, k, *c.preset);
   if (auto s = CheckCubeTileFits(plan.tile, *c.preset); !s.ok()) {
@@ -18,15 +31,10 @@ absl::StatusOr<CubePlan> PlanCubeModel(const InferContext& c, int64_t batch, int
   // The plan models every C tile (and K slice) before any data arrives, so a
   // declared shape alone must not make it allocate without bound (a Conv over
   // an input 2^31 wide asked for gigabytes of tile records).
-  const auto tiles = [&](int64_t extent, int64_t tile) { return tile > 0 ? (extent + tile - 1) / tile : extent; };
-  const long double modeled = static_cast<long double>(batch) * tiles(m, plan.tile.m) * tiles(n, plan.tile.n) *
-                              std::max<int64_t>(plan.split_k, 1);
-  if (modeled > static_cast<long double>(kMaxModeledCubeTiles)) {
-    return NodeError(c.node, "its ", batch, " GEMM(s) of ", m, " x ", n, " x ", k, " take ",
-                     static_cast<double>(modeled), " Cube tiles, past the ", kMaxModeledCubeTiles,
-                     " one op may take (an output of about ",
-                     static_cast<double>(modeled) * plan.tile.m * plan.tile.n * 4 / (1ull << 30),
-                     " GiB in fp32): split the op, or give it a smaller shape");
+  if (auto s = CheckModeledCubeTiles(c, ModeledCubeTiles(plan, batch, m, n),
+                                     absl::StrCat("its ", batch, " GEMM(s) of ", m, " x ", n, " x ", k));
+      !s.ok()) {
+    return s;
   }
   return plan;
 }

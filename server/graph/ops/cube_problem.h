@@ -30,6 +30,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -56,6 +57,12 @@ inline constexpr kernels::CubeTileShape kHostCubeTile{};
 inline constexpr int64_t kMaxModeledCubeTiles = int64_t{1} << 18;
 
 absl::StatusOr<CubePlan> PlanCubeModel(const InferContext& c, int64_t batch, int64_t m, int64_t n, int64_t k);
+
+// The C tiles (K slices included) `plan` models for `batch` GEMMs of m x n,
+// and INVALID_ARGUMENT naming the node when an op's `tiles` (summed over the
+// GEMMs it models: an RNN's one per step) pass kMaxModeledCubeTiles.
+long double ModeledCubeTiles(const CubePlan& plan, int64_t batch, int64_t m, int64_t n);
+absl::Status CheckModeledCubeTiles(const InferContext& c, long double tiles, const std::string& what);
 
 // Appends the device work of one m x n x k GEMM writing `c_type`, tiled per `plan`.
 void AppendModelGemm(int64_t m, int64_t n, int64_t k, kernels::ElemType c_type, const CubePlan& plan,

@@ -1,3 +1,4 @@
+#include "absl/strings/str_cat.h"
 #include "server/graph/ops/rnn_common.h"
 
 #include <algorithm>
@@ -83,6 +84,12 @@ absl::Status PlanRnn(InferContext& c, int64_t gates, int64_t passes, int inputs,
   if (!proj.ok()) return proj.status();
   auto rec = PlanCubeModel(c, 1, s.batch, gw, s.hidden);
   if (!rec.ok()) return rec.status();
+  const long double tiles = static_cast<long double>(s.dirs) * (ModeledCubeTiles(*proj, 1, s.seq * s.batch, gw) +
+                                                               s.seq * ModeledCubeTiles(*rec, 1, s.batch, gw));
+  if (auto st = CheckModeledCubeTiles(c, tiles, absl::StrCat("its ", s.dirs * s.seq, " recurrent steps"));
+      !st.ok()) {
+    return st;
+  }
   const kernels::ElemType f32 = kernels::ElemType::kFloat32;
   for (int64_t d = 0; d < s.dirs && s.seq * s.batch > 0; ++d) {
     AppendModelGemm(s.seq * s.batch, gw, s.input, f32, *proj, 2 * d, 2 * d + 1, *c.preset, plan.work);

@@ -1,3 +1,4 @@
+#include "absl/strings/str_cat.h"
 #include "server/graph/ops/rnn_grad.h"
 
 #include <utility>
@@ -31,6 +32,13 @@ absl::Status AppendSequenceWork(const InferContext& c, const RnnShape& s, device
   auto dr = PlanCubeModel(c, 1, gw, s.hidden, rows);
   for (const absl::Status& st : {back.status(), dw.status(), dx.status(), dr.status()}) {
     if (!st.ok()) return st;
+  }
+  const long double tiles = static_cast<long double>(s.dirs) *
+                            (s.seq * ModeledCubeTiles(*back, 1, s.batch, s.hidden) + ModeledCubeTiles(*dw, 1, gw, s.input) +
+                             ModeledCubeTiles(*dx, 1, rows, s.input) + ModeledCubeTiles(*dr, 1, gw, s.hidden));
+  if (auto st = CheckModeledCubeTiles(c, tiles, absl::StrCat("its ", s.dirs * s.seq, " recurrent steps back"));
+      !st.ok()) {
+    return st;
   }
   uint64_t key = 1000;  // clear of the forward's keys
   for (int64_t d = 0; d < s.dirs; ++d, key += 8) {
