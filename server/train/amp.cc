@@ -106,9 +106,10 @@ struct Normalize {
 };
 
 // The fp32 value of `name` when it is a constant: an initializer, or a
-// Constant node reached through Casts and Identities.
+// Constant node reached through at most `hops` Casts and Identities (a bound:
+// the graph is not known to be acyclic yet).
 std::optional<v1::Tensor> FloatConstant(const v1::Graph& f, const std::map<std::string, int>& producer,
-                                        const std::string& name) {
+                                        const std::string& name, int hops = 8) {
   for (const auto& init : f.initializers()) {
     if (init.name() == name) {
       return init.tensor().dtype() == v1::FLOAT32 ? std::optional<v1::Tensor>(init.tensor()) : std::nullopt;
@@ -118,7 +119,7 @@ std::optional<v1::Tensor> FloatConstant(const v1::Graph& f, const std::map<std::
   if (it == producer.end()) return std::nullopt;
   const v1::Node& n = f.nodes(it->second);
   if ((n.op_type() == "Cast" || n.op_type() == "Identity") && n.inputs_size() == 1) {
-    return FloatConstant(f, producer, n.inputs(0));
+    return hops > 0 ? FloatConstant(f, producer, n.inputs(0), hops - 1) : std::nullopt;
   }
   if (n.op_type() != "Constant") return std::nullopt;
   if (auto a = n.attributes().find("value"); a != n.attributes().end() && a->second.has_t() &&
