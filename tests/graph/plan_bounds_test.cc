@@ -80,5 +80,42 @@ TEST(PlanBoundsTest, ARecurrentOpOfTooManyStepsIsRefusedBeforeItsStepsAreModeled
   EXPECT_TRUE(PreparePlan(gru(1000), nullptr, testing::DeviceFor().preset(), {}).ok());
 }
 
+// An empty tensor may have a huge other dim ([0, 2^31 - 1, 3]: no elements,
+// so no bytes to send): the ops that loop over an axis's rows must not visit
+// its billions of empty ones (a fuzzer finding: Hardmax along axis 0 ran for
+// minutes). Each run here returns at once, with empty outputs.
+TEST(PlanBoundsTest, AnEmptyTensorWithAHugeDimRunsInNoTime) {
+  for (const std::string op : {"Hardmax", "TopK"}) {
+    SCOPED_TRACE(op);
+    v1::Graph g;
+    v1::ValueInfo* x = g.add_inputs();
+    x->set_name("x");
+    x->set_dtype(v1::FLOAT32);
+    for (int64_t d : {int64_t{0}, int64_t{2147483647}, int64_t{3}}) x->add_shape(d);
+    v1::Node* n = g.add_nodes();
+    n->set_name("op");
+    n->set_op_type(op);
+    n->add_inputs("x");
+    n->add_outputs("y");
+    (*n->mutable_attributes())["axis"].set_i(0);
+    if (op == "TopK") {
+      v1::Initializer* k = g.add_initializers();
+      k->set_name("k");
+      k->mutable_tensor()->set_dtype(v1::INT64);
+      k->mutable_tensor()->add_shape(1);
+      const int64_t zero = 0;
+      k->mutable_tensor()->set_data(&zero, sizeof zero);
+      n->add_inputs("k");
+      n->add_outputs("i");
+    }
+    g.add_outputs("y");
+    auto plan = PreparePlan(std::make_shared<const v1::Graph>(g), nullptr, testing::DeviceFor().preset(), {});
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    auto result = testing::Execute(*plan, {HostTensor::Allocate({v1::FLOAT32, {0, 2147483647, 3}})});
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(result->outputs[0].type().elements(), 0);
+  }
+}
+
 }  // namespace
 }  // namespace npu::graph
