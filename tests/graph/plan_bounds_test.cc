@@ -3,6 +3,7 @@
 // plan-time memory (a fuzzer finding: a Conv over an input declared
 // [1, 1, 5, 2^31 - 1] asked for gigabytes of Cube tile records and ran the
 // fuzzer out of memory, at registration, with no tensor sent).
+#include <cstdint>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -74,6 +75,12 @@ TEST(PlanBoundsTest, ARecurrentOpOfTooManyStepsIsRefusedBeforeItsStepsAreModeled
     g.add_outputs("Y");
     return std::make_shared<const v1::Graph>(g);
   };
+  // A hidden_size past int64 / 3 (gates x hidden_size overflowed: UBSan, found by the onnx fuzzer) is refused.
+  auto huge = std::make_shared<v1::Graph>(*gru(4));
+  (*huge->mutable_nodes(0)->mutable_attributes())["hidden_size"].set_i(INT64_MAX);
+  auto refused = PreparePlan(huge, nullptr, testing::DeviceFor().preset(), {});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr("attribute \"hidden_size\" = 9223372036854775807 does not match"));
   auto plan = PreparePlan(gru(1 << 20), nullptr, testing::DeviceFor().preset(), {});
   ASSERT_FALSE(plan.ok());
   EXPECT_THAT(plan.status().message(), HasSubstr("its 1048576 recurrent steps take"));

@@ -62,7 +62,7 @@ absl::Status PlanRnn(InferContext& c, int64_t gates, int64_t passes, int inputs,
   }
   auto hidden = c.attrs.Int("hidden_size", w[1] / gates);
   if (!hidden.ok()) return hidden.status();
-  if (*hidden < 1 || *hidden * gates != w[1]) {
+  if (*hidden < 1 || *hidden != w[1] / gates) {  // (not hidden * gates: a huge hidden_size would overflow)
     return NodeError(c.node, "attribute \"hidden_size\" = ", *hidden, " does not match ", InputLabel(c.node, kW), " ",
                      ToString(*c.inputs[kW]), " (", gates, " gates)");
   }
