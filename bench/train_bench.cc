@@ -37,25 +37,31 @@ struct TrainArgs {
 };
 
 // Runs the script against `target` and returns its exit code; its stdout is ours.
+// Everything the child needs is built before fork: this process has the
+// server's threads, so the child may only exec.
 int RunScript(const TrainArgs& args, const std::string& target) {
   std::vector<std::string> argv = {args.python,      args.script,  "--target", target,
                                    "--threads",      std::to_string(args.threads),
                                    "--steps",        std::to_string(args.steps),
                                    "--batch",        std::to_string(args.batch),
                                    "--json"};
+  std::vector<std::string> env;
+  const char* old = std::getenv("PYTHONPATH");
+  env.push_back("PYTHONPATH=" + (old != nullptr && *old != '\0' ? args.python_path + ":" + old : args.python_path));
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::strncmp(*e, "PYTHONPATH=", 11) != 0) env.emplace_back(*e);
+  }
+  std::vector<char*> raw_argv, raw_env;
+  for (std::string& a : argv) raw_argv.push_back(a.data());
+  raw_argv.push_back(nullptr);
+  for (std::string& e : env) raw_env.push_back(e.data());
+  raw_env.push_back(nullptr);
   std::fflush(stdout);
   const pid_t pid = fork();
   if (pid < 0) return 1;
   if (pid == 0) {
-    const char* old = std::getenv("PYTHONPATH");
-    const std::string path = old != nullptr && *old != '\0' ? args.python_path + ":" + old : args.python_path;
-    setenv("PYTHONPATH", path.c_str(), 1);
-    std::vector<char*> raw;
-    for (std::string& a : argv) raw.push_back(a.data());
-    raw.push_back(nullptr);
-    execv(args.python.c_str(), raw.data());
-    std::fprintf(stderr, "train: cannot run %s: %s\n", args.python.c_str(), std::strerror(errno));
-    _exit(127);
+    execve(raw_argv[0], raw_argv.data(), raw_env.data());
+    _exit(127);  // the parent reports it
   }
   int status = 0;
   if (waitpid(pid, &status, 0) < 0) return 1;
