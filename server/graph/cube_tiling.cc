@@ -12,7 +12,7 @@ namespace {
 
 constexpr uint64_t kHalf = 2, kFloat = 4, kDoubleBuffer = 2;
 constexpr int64_t kL0KDepth = 64;    // K elements of one L0A/L0B slice: the Cube consumes 16 per cycle
-constexpr int64_t kMaxEdge = 256;    // the largest m or n a tile takes
+constexpr int64_t kMaxEdge = kMaxCubeTileEdge;
 constexpr int64_t kMaxL1Depth = 512;  // the deepest K panel kept in L1
 constexpr uint64_t kScalarPerKStep = 8;  // loop, addresses, sync flags
 

@@ -18,6 +18,9 @@ namespace npu::graph {
 // The largest square-ish tile that fits the preset's buffers.
 kernels::CubeTileShape CubeTileForPreset(const device::DevicePreset& preset);
 
+// The largest m or n a C tile takes.
+inline constexpr int64_t kMaxCubeTileEdge = 256;
+
 struct CubePlan {
   kernels::CubeTileShape tile;  // the kernel's tile: it computes (and counts) C tile by tile
   // K slices per C tile placed on separate cores, their fp32 partials summed

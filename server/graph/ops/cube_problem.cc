@@ -24,6 +24,14 @@ absl::Status CheckModeledCubeTiles(const InferContext& c, long double tiles, con
 }
 
 absl::StatusOr<CubePlan> PlanCubeModel(const InferContext& c, int64_t batch, int64_t m, int64_t n, int64_t k) {
+  // First the fewest tiles any plan could take (all of the largest edge), so
+  // the tiler's own tile counts stay far inside int64 (a batch of 2^40 GEMMs
+  // overflowed them: UBSan, found by the onnx fuzzer).
+  const std::string what = absl::StrCat("its ", batch, " GEMM(s) of ", m, " x ", n, " x ", k);
+  if (auto s = CheckModeledCubeTiles(c, ModeledCubeTiles(CubePlan{{kMaxCubeTileEdge, kMaxCubeTileEdge, 16}, 1}, batch, m, n), what);
+      !s.ok()) {
+    return s;
+  }
   const CubePlan plan = PlanCubeTiles(batch, m, n, k, *c.preset);
   if (auto s = CheckCubeTileFits(plan.tile, *c.preset); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat(NodeLabel(c.node), ": ", s.message()));
@@ -31,11 +39,7 @@ absl::StatusOr<CubePlan> PlanCubeModel(const InferContext& c, int64_t batch, int
   // The plan models every C tile (and K slice) before any data arrives, so a
   // declared shape alone must not make it allocate without bound (a Conv over
   // an input 2^31 wide asked for gigabytes of tile records).
-  if (auto s = CheckModeledCubeTiles(c, ModeledCubeTiles(plan, batch, m, n),
-                                     absl::StrCat("its ", batch, " GEMM(s) of ", m, " x ", n, " x ", k));
-      !s.ok()) {
-    return s;
-  }
+  if (auto s = CheckModeledCubeTiles(c, ModeledCubeTiles(plan, batch, m, n), what); !s.ok()) return s;
   return plan;
 }
 
