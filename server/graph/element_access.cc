@@ -105,6 +105,12 @@ void LoadAsFloat(const HostTensor& t, int64_t offset, int64_t stride, int64_t n,
   }
 }
 
+std::vector<float> AsFloats(const HostTensor& t) {
+  std::vector<float> v(static_cast<size_t>(t.type().elements()));
+  LoadAsFloat(t, 0, 1, t.type().elements(), v.data());
+  return v;
+}
+
 void LoadAsInt32(const HostTensor& t, int64_t offset, int64_t stride, int64_t n, int32_t* dst) {
   if (IsFloat(t.type().dtype)) return LoadFloatsAsInts(t, offset, stride, n, dst);
   LoadInts(t, offset, stride, n, dst);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 #include <type_traits>
 
 #include "server/graph/broadcast.h"
@@ -17,6 +18,8 @@ namespace npu::graph {
 // dst[i] = element (offset + i*stride) of `t`, converted, for i < n; `stride`
 // is 1 (consecutive elements) or 0 (element `offset` repeated), nothing else.
 void LoadAsFloat(const HostTensor& t, int64_t offset, int64_t stride, int64_t n, float* dst);
+// Every element of a tensor as fp32, in order.
+std::vector<float> AsFloats(const HostTensor& t);
 void LoadAsInt32(const HostTensor& t, int64_t offset, int64_t stride, int64_t n, int32_t* dst);
 void LoadAsInt64(const HostTensor& t, int64_t offset, int64_t stride, int64_t n, int64_t* dst);
 

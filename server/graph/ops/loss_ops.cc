@@ -73,13 +73,6 @@ Rows RowsOf(const Shape& scores) {
   return r;
 }
 
-// A float tensor's elements as fp32 (a row's classes are `inner` apart).
-std::vector<float> Widened(const HostTensor& t) {
-  std::vector<float> v(static_cast<size_t>(t.type().elements()));
-  LoadAsFloat(t, 0, 1, t.type().elements(), v.data());
-  return v;
-}
-
 // Labels [N, d1, ...] of scores [N, C, d1, ...] and optional weights [C].
 absl::Status CheckScoresAndLabels(const InferContext& c, const TensorType& scores, int labels_input,
                                   int weights_input) {
@@ -119,12 +112,8 @@ absl::StatusOr<std::vector<int64_t>> Labels(const RunContext& ctx, int input, in
 // Each position's weight: its class's (1 without weights), 0 where ignored.
 std::vector<float> PositionWeights(const RunContext& ctx, int weights_input, const std::vector<int64_t>& labels,
                                    const LossAttrs& a) {
-  std::vector<float> classes;
   const HostTensor* w = weights_input < static_cast<int>(ctx.inputs.size()) ? ctx.inputs[weights_input] : nullptr;
-  if (w != nullptr) {
-    classes.resize(static_cast<size_t>(w->type().elements()));
-    LoadAsFloat(*w, 0, 1, w->type().elements(), classes.data());
-  }
+  const std::vector<float> classes = w != nullptr ? AsFloats(*w) : std::vector<float>{};
   std::vector<float> out(labels.size());
   for (size_t i = 0; i < labels.size(); ++i) {
     const bool ignored = a.has_ignore && labels[i] == a.ignore_index;
@@ -166,7 +155,7 @@ absl::Status RunLoss(RunContext& ctx, bool softmax) {
   const int64_t bytes = static_cast<int64_t>(ElementSize(scores.type().dtype));
   const bool saturate = ctx.preset.fp16_saturation;
   const int64_t C = rows.classes;
-  const std::vector<float> all = Widened(scores);
+  const std::vector<float> all = AsFloats(scores);
   ForEachRowTile(ctx, rows.count(), [&](int64_t begin, int64_t end, device::TileWork& w) {
     thread_local std::vector<float> row, lp, scratch;
     row.resize(static_cast<size_t>(C));
@@ -179,11 +168,10 @@ absl::Status RunLoss(RunContext& ctx, bool softmax) {
         kernels::VectorKernels().softmax_row(kernels::F32Src(row.data()), kernels::F32Dst(lp.data()),
                                              static_cast<size_t>(C), /*log=*/true, saturate, scratch.data());
         for (int64_t j = 0; j < C; ++j) logp[static_cast<size_t>(start + j * rows.inner)] = lp[j];
-      } else {
-        lp.swap(row);
       }
+      const float* log_probs = softmax ? lp.data() : row.data();  // NLL: the scores are log-probabilities
       const float wr = weights[r];
-      row_loss[r] = wr == 0.0f ? 0.0f : -wr * lp[(*labels)[r]];
+      row_loss[r] = wr == 0.0f ? 0.0f : -wr * log_probs[(*labels)[r]];
       w += VectorChunkWork(C, C * bytes, softmax ? C * bytes : 0, 4,
                            softmax ? device::VectorPasses(device::VectorKernel::kCrossEntropyRow) : 1);
     }
@@ -237,7 +225,7 @@ absl::Status RunLossGrad(RunContext& ctx) {
   const int64_t bytes = static_cast<int64_t>(ElementSize(logp.type().dtype));
   const bool saturate = ctx.preset.fp16_saturation;
   const int64_t C = rows.classes;
-  std::vector<float> grad = Widened(logp);  // each element becomes its gradient
+  std::vector<float> grad = AsFloats(logp);  // each element becomes its gradient
   ForEachRowTile(ctx, rows.count(), [&](int64_t begin, int64_t end, device::TileWork& w) {
     for (int64_t r = begin; r < end; ++r) {
       const int64_t l = (*labels)[r], start = rows.Start(r);

@@ -25,12 +25,6 @@
 namespace npu::graph::ops {
 namespace {
 
-std::vector<float> AsFloats(const HostTensor& t) {
-  std::vector<float> v(static_cast<size_t>(t.type().elements()));
-  LoadAsFloat(t, 0, 1, t.type().elements(), v.data());
-  return v;
-}
-
 // ---- LayerNormalizationGrad -------------------------------------------------
 
 struct RowSplit {

@@ -29,12 +29,6 @@ absl::Status CheckFloat(const InferContext& c, int i) {
                    " is not supported (FLOAT16, FLOAT32)");
 }
 
-std::vector<float> AsFloats(const HostTensor& t) {
-  std::vector<float> v(static_cast<size_t>(t.type().elements()));
-  LoadAsFloat(t, 0, 1, t.type().elements(), v.data());
-  return v;
-}
-
 // ---- LayerNormalization ----------------------------------------------------
 
 absl::StatusOr<std::vector<TensorType>> InferLayerNorm(InferContext& c) {
