@@ -143,4 +143,37 @@ TEST(PlanBoundsTest, AnEmptyTensorWithAHugeDimRunsInNoTime) {
 }
 
 }  // namespace
+// A reduction of an empty tensor has outputs (the identity) although its input
+// has no elements, and a reduced dim beside the 0 may be huge: ReduceSum of
+// [2^37, 5, 0] over axes 0 and 2 is five zeros, computed without listing the
+// 2^37 offsets of an input that holds nothing (a fuzzer finding: a 16 GiB
+// allocation for a dim of 2^31).
+TEST(PlanBoundsTest, AReductionOfAnEmptyTensorWithAHugeDimIsItsIdentity) {
+  v1::Graph g;
+  v1::ValueInfo* x = g.add_inputs();
+  x->set_name("x");
+  x->set_dtype(v1::FLOAT32);
+  for (int64_t d : {int64_t{1} << 37, int64_t{5}, int64_t{0}}) x->add_shape(d);
+  v1::Node* n = g.add_nodes();
+  n->set_name("sum");
+  n->set_op_type("ReduceSum");
+  n->add_inputs("x");
+  n->add_inputs("axes");
+  n->add_outputs("y");
+  v1::Initializer* axes = g.add_initializers();
+  axes->set_name("axes");
+  axes->mutable_tensor()->set_dtype(v1::INT64);
+  axes->mutable_tensor()->add_shape(2);
+  const int64_t values[] = {0, 2};
+  axes->mutable_tensor()->set_data(values, sizeof values);
+  g.add_outputs("y");
+  auto plan = PreparePlan(std::make_shared<const v1::Graph>(g), nullptr, testing::DeviceFor().preset(), {});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  auto result = testing::Execute(*plan, {HostTensor::Allocate({v1::FLOAT32, {int64_t{1} << 37, 5, 0}})});
+  ASSERT_TRUE(result.ok()) << result.status();
+  const HostTensor& y = result->outputs[0];
+  ASSERT_EQ(y.type().shape, (Shape{1, 5, 1}));
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(y.as<float>()[i], 0.0f) << i;
+}
+
 }  // namespace npu::graph

@@ -271,12 +271,15 @@ absl::Status RunReduce(RunContext& ctx, Reduce kind) {
   const int64_t inner = groups.back().size;
   const size_t last = groups.size() - 1;
   // rows: run offsets within an output's slice and each output's base; else
-  // the reduced offsets and each block of `inner` outputs' base.
-  const std::vector<int64_t> reduced_offs = OffsetsOf(groups, true, rows ? last : groups.size());
-  const std::vector<int64_t> bases = OffsetsOf(groups, false, rows ? groups.size() : last);
+  // the reduced offsets and each block of `inner` outputs' base. An empty
+  // input needs neither (its outputs are the identity) and may have a huge
+  // reduced dim beside its 0 ([2^31, 5, 0] over axes 0 and 2: 2^31 offsets).
+  const bool empty = x.type().elements() == 0;
+  const std::vector<int64_t> reduced_offs = empty ? std::vector<int64_t>{} : OffsetsOf(groups, true, rows ? last : groups.size());
+  const std::vector<int64_t> bases = empty ? std::vector<int64_t>{} : OffsetsOf(groups, false, rows ? groups.size() : last);
   int64_t count = 1;
   for (const DimGroup& g : groups) count *= g.reduced ? g.size : 1;
-  if (x.type().elements() == 0) count = 0;
+  if (empty) count = 0;
   // Integer tensors are widened once; float tensors are read in place.
   const bool integer = x.type().dtype == v1::INT32;
   const int64_t outputs = out.type().elements();
