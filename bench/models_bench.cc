@@ -1,26 +1,35 @@
-// npu-bench models: real models on the server against torch eager fp32 on the
-// same cores, in one run, side by side.
+// npu-bench models: real models on the server against ONNX Runtime (the
+// anchor) and torch eager fp32 on the same cores, in one run, side by side.
 //
 //   npu-bench models [--models resnet18,mobilenet_v2,efficientnet_b0,regnet_y_400mf,bert_layer]
-//                    [--threads 2] [--reps 9]
+//                    [--threads 2] [--reps 9] [--no-ort]
 //
 // A child process (bench/models/torch_models.py, Debian's torch and torchvision)
-// exports each model to ONNX (opset 17) and times torch on request. This process
-// imports the ONNX file (onnx/), registers it with an in-process server whose
-// device computes on `threads` host threads (torch gets the same number), and
-// alternates: one Run of the registered graph, one torch forward pass, a pause
-// (so idle OpenMP teams go to sleep before the other side starts). The server's
-// figure is the profile's host_time_us (the graph's compute on the host, without
-// the transfer); torch's is the forward pass. Medians of `reps` rounds after two
-// warm-up rounds, with min and max as the spread; the result is checked
-// against torch's output (fp16 operands on the Cube make it differ by ~1e-3).
+// exports each model to ONNX (opset 17) and times torch on request; a second
+// (bench/ort/ort_models.js, onnxruntime-node from npm, installed by
+// bench/ort/setup.sh into the build on first use) loads the same files with
+// ONNX Runtime's CPU execution provider, intra-op threads = ours, graph
+// optimisations on. This process imports the ONNX file (onnx/), registers it
+// with an in-process server whose device computes on `threads` host threads,
+// and alternates: one Run of the registered graph, one torch forward pass, one
+// ORT inference, each after a pause (so idle thread teams go to sleep before
+// the next side starts). The server's figure is the profile's host_time_us (the
+// graph's compute on the host, device model included, without the transfer).
+// Medians of `reps` rounds after two warm-up rounds, with min and max as the
+// spread; the result is checked against torch's output (fp16 operands on the
+// Cube make it differ by ~1e-3), ORT's too.
 //
 // One JSON line per (model, threads):
 //   {"bench":"models","model":...,"threads":T,"npu_ms":...,"npu_min_ms":...,"npu_max_ms":...,
-//    "torch_ms":...,"torch_min_ms":...,"torch_max_ms":...,"ratio":...,"target":"<=1.00","met":...,
-//    "model_ms":...,"arena_mib":...,"max_rel_err":...}
-// model_ms is the part of npu_ms the device model took (the profile's
-// model_time_us: scheduling, the L2, the profile), the rest is compute.
+//    "ort_ms":...,"ort_min_ms":...,"ort_max_ms":...,"torch_ms":...,"torch_min_ms":...,"torch_max_ms":...,
+//    "ratio":...,"target":"<=1.00","met":...,"torch_ratio":...,"model_ms":...,"arena_mib":...,
+//    "max_rel_err":...,"ort_max_rel_err":...}
+// ratio = npu_ms / ort_ms (null, and met false, without ORT: --no-ort or no
+// npm), torch_ratio = npu_ms / torch_ms. model_ms is the part of npu_ms the
+// device model took (the profile's model_time_us: scheduling, the L2, the
+// profile), the rest is compute. A last line per thread count gives the
+// geometric mean of the ratios:
+//   {"bench":"models","threads":T,"geomean_ratio":...,"geomean_torch_ratio":...,"models":N}
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -47,15 +56,19 @@ namespace {
 
 constexpr int kMaxMessage = 1 << 30;
 
-// The torch side: a child process fed commands on its stdin, answering one line each.
-class TorchChild {
+// An anchor (torch, ONNX Runtime): a child process given `program script dir
+// threads models...`, fed commands on its stdin, answering one line each.
+class AnchorChild {
  public:
-  bool Start(const std::string& python, const std::string& script, const std::string& dir, int threads,
+  bool Start(const std::string& program, const std::string& script, const std::string& dir, int threads,
              const std::vector<std::string>& models) {
     int to_child[2], from_child[2];
     if (pipe(to_child) != 0 || pipe(from_child) != 0) return false;
-    std::vector<std::string> args = {python, script, dir, std::to_string(threads)};
+    std::vector<std::string> args = {program, script, dir, std::to_string(threads)};
     args.insert(args.end(), models.begin(), models.end());
+    std::vector<char*> argv;  // built before fork: the child only calls execvp
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
     pid_ = fork();
     if (pid_ < 0) return false;
     if (pid_ == 0) {
@@ -63,10 +76,7 @@ class TorchChild {
       dup2(from_child[1], 1);
       close(to_child[1]);
       close(from_child[0]);
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(python.c_str(), argv.data());
+      execvp(program.c_str(), argv.data());
       _exit(127);
     }
     close(to_child[0]);
@@ -77,14 +87,11 @@ class TorchChild {
   }
 
   // Seconds of one forward pass, or < 0 when the child failed.
-  double Time(const std::string& model) {
-    std::fprintf(in_, "time %s\n", model.c_str());
-    std::fflush(in_);
-    const std::string line = ReadLine();
-    return line.empty() ? -1 : std::atof(line.c_str());
-  }
+  double Time(const std::string& model) { return Ask("time", model); }
+  // Its output's max relative error against torch's, or < 0.
+  double Check(const std::string& model) { return Ask("check", model); }
 
-  ~TorchChild() {
+  ~AnchorChild() {
     if (in_ != nullptr) {
       std::fputs("quit\n", in_);
       std::fclose(in_);
@@ -94,6 +101,13 @@ class TorchChild {
   }
 
  private:
+  double Ask(const char* command, const std::string& model) {
+    std::fprintf(in_, "%s %s\n", command, model.c_str());
+    std::fflush(in_);
+    const std::string line = ReadLine();
+    return line.empty() ? -1 : std::atof(line.c_str());
+  }
+
   std::string ReadLine() {
     char buf[256];
     if (out_ == nullptr || std::fgets(buf, sizeof buf, out_) == nullptr) return "";
@@ -134,14 +148,43 @@ double MaxRelativeError(const v1::Tensor& got, const v1::Tensor& want) {
 }
 
 struct ModelsArgs {
-  std::vector<std::string> models = {"resnet18", "mobilenet_v2", "efficientnet_b0", "regnet_y_400mf", "bert_layer"};
+  std::vector<std::string> models = {"resnet18",      "mobilenet_v2", "efficientnet_b0", "regnet_y_400mf",
+                                     "convnext_tiny", "resnet50",     "bert_layer",      "gpt_block"};
   std::vector<int> thread_counts = {2};
   int reps = 9;
   std::string python = NPU_BENCH_PYTHON;
   std::string script = NPU_SOURCE_DIR "/bench/models/torch_models.py";
   std::string dir;  // where the ONNX files go; default: a fresh temporary directory
   bool breakdown = false;  // also print the server's host time per op type (last run)
+  bool ort = true;         // ONNX Runtime as the anchor
+  std::string ort_dir = NPU_BENCH_ORT_DIR;  // where bench/ort/setup.sh installs onnxruntime-node
 };
+
+const char* const kModels[] = {"resnet18",       "mobilenet_v2", "efficientnet_b0", "regnet_y_400mf",
+                               "convnext_tiny",  "resnet50",     "bert_layer",      "gpt_block"};
+
+// Installs ONNX Runtime on first use (idempotent, quick once installed); false
+// with the reason on stderr when it cannot be had.
+bool SetUpOrt(const std::string& dir) {
+  const std::string setup = NPU_SOURCE_DIR "/bench/ort/setup.sh";
+  const pid_t pid = fork();
+  if (pid < 0) return false;
+  if (pid == 0) {
+    dup2(2, 1);  // npm's chatter stays off the JSON lines
+    execl("/bin/bash", "bash", setup.c_str(), dir.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+std::string JsonNumber(double v, const char* format = "%.2f") {
+  if (!(v >= 0) || !std::isfinite(v)) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
 
 // {"Conv": ms, ...}: host time per op type in one run's profile, largest first.
 std::string Breakdown(const v1::Profile& profile) {
@@ -167,13 +210,26 @@ int RunModelsBench(const ModelsArgs& args) {
     if (mkdtemp(tmpl) == nullptr) return 1;
     dir = tmpl;
   }
+  bool ort_ready = args.ort && SetUpOrt(args.ort_dir);
+  if (args.ort && !ort_ready) {
+    std::fprintf(stderr, "models: no ONNX Runtime anchor (bench/ort/setup.sh %s failed): ratio is null, torch_ratio stays\n",
+                 args.ort_dir.c_str());
+  }
   for (int threads : args.thread_counts) {
-    TorchChild torch;
+    AnchorChild torch;  // exports the models first: ORT loads its files
     if (!torch.Start(args.python, args.script, dir, threads, args.models)) {
       std::fprintf(stderr, "models: %s %s did not start (python3-torch and python3-torchvision installed?)\n",
                    args.python.c_str(), args.script.c_str());
       return 1;
     }
+    AnchorChild ort;
+    if (ort_ready && !ort.Start("node", args.ort_dir + "/ort_models.js", dir, threads, args.models)) {
+      std::fprintf(stderr, "models: ONNX Runtime (node %s/ort_models.js) did not start: ratio is null\n",
+                   args.ort_dir.c_str());
+      ort_ready = false;
+    }
+    double log_ratio = 0, log_torch_ratio = 0;
+    int ratios = 0, torch_ratios = 0;
     rpc::ServerConfig config;
     config.listen = "127.0.0.1:0";
     config.device_options.omp_threads = threads;
@@ -214,8 +270,9 @@ int RunModelsBench(const ModelsArgs& args) {
       in->set_name("input");
       *in->mutable_tensor() = *std::move(input);
 
-      std::vector<double> ours, theirs, modeled;
+      std::vector<double> ours, theirs, ort_times, modeled;
       double err = -1;
+      const double ort_err = ort_ready ? ort.Check(model) : -1;
       uint64_t arena = 0;
       std::string breakdown;
       bool failed = false;
@@ -231,29 +288,49 @@ int RunModelsBench(const ModelsArgs& args) {
         const double torch_s = torch.Time(model);
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
         if (torch_s < 0) return 1;
+        const double ort_s = ort_ready ? ort.Time(model) : 0;
+        if (ort_ready) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        if (ort_s < 0) {
+          std::fprintf(stderr, "models: ONNX Runtime failed on %s: ratio is null from here\n", model.c_str());
+          ort_ready = false;
+        }
         if (r < 0) continue;  // warm-up
         ours.push_back(resp->profile().host_time_us() / 1e3);
         modeled.push_back(resp->profile().model_time_us() / 1e3);
         theirs.push_back(torch_s * 1e3);
+        if (ort_ready) ort_times.push_back(ort_s * 1e3);
         err = MaxRelativeError(resp->outputs(0).tensor(), *ref);
         arena = resp->profile().arena_bytes();
         if (args.breakdown) breakdown = Breakdown(resp->profile());
       }
       if (failed) continue;
-      const Spread a = Summarise(ours), b = Summarise(theirs), m = Summarise(modeled);
-      const double ratio = a.median / b.median;
+      const Spread a = Summarise(ours), b = Summarise(theirs), o = Summarise(ort_times), m = Summarise(modeled);
+      const bool have_ort = ort_times.size() == ours.size() && !ours.empty();
+      const double ratio = have_ort ? a.median / o.median : -1, torch_ratio = a.median / b.median;
+      if (have_ort) log_ratio += std::log(ratio), ++ratios;
+      log_torch_ratio += std::log(torch_ratio), ++torch_ratios;
       std::printf(
           "{\"bench\":\"models\",\"model\":\"%s\",\"threads\":%d,\"npu_ms\":%.2f,\"npu_min_ms\":%.2f,"
-          "\"npu_max_ms\":%.2f,\"torch_ms\":%.2f,\"torch_min_ms\":%.2f,\"torch_max_ms\":%.2f,\"ratio\":%.3f,"
-          "\"target\":\"<=1.00\",\"met\":%s,\"model_ms\":%.2f,\"arena_mib\":%.1f,\"max_rel_err\":%.2g}\n",
-          model.c_str(), threads, a.median, a.min, a.max, b.median, b.min, b.max, ratio,
-          ratio <= 1.0 ? "true" : "false", m.median, arena / 1048576.0, err);
+          "\"npu_max_ms\":%.2f,\"ort_ms\":%s,\"ort_min_ms\":%s,\"ort_max_ms\":%s,\"torch_ms\":%.2f,"
+          "\"torch_min_ms\":%.2f,\"torch_max_ms\":%.2f,\"ratio\":%s,\"target\":\"<=1.00\",\"met\":%s,"
+          "\"torch_ratio\":%.3f,\"model_ms\":%.2f,\"arena_mib\":%.1f,\"max_rel_err\":%.2g,"
+          "\"ort_max_rel_err\":%s}\n",
+          model.c_str(), threads, a.median, a.min, a.max, JsonNumber(have_ort ? o.median : -1).c_str(),
+          JsonNumber(have_ort ? o.min : -1).c_str(), JsonNumber(have_ort ? o.max : -1).c_str(), b.median, b.min,
+          b.max, JsonNumber(ratio, "%.3f").c_str(), have_ort && ratio <= 1.0 ? "true" : "false", torch_ratio,
+          m.median, arena / 1048576.0, err, JsonNumber(ort_err, "%.2g").c_str());
       if (args.breakdown) {
         std::printf("{\"bench\":\"models\",\"model\":\"%s\",\"threads\":%d,\"host_ms_by_op\":%s}\n", model.c_str(),
                     threads, breakdown.c_str());
       }
       std::fflush(stdout);
     }
+    std::printf("{\"bench\":\"models\",\"threads\":%d,\"geomean_ratio\":%s,\"geomean_torch_ratio\":%s,"
+                "\"models\":%d}\n",
+                threads, JsonNumber(ratios > 0 ? std::exp(log_ratio / ratios) : -1, "%.3f").c_str(),
+                JsonNumber(torch_ratios > 0 ? std::exp(log_torch_ratio / torch_ratios) : -1, "%.3f").c_str(),
+                torch_ratios);
+    std::fflush(stdout);
   }
   return 0;
 }
@@ -262,7 +339,7 @@ std::function<int()> SetupModelsBench(CLI::App& command) {
   auto args = std::make_shared<ModelsArgs>();
   command.add_option("--models", args->models, "models, comma-separated")
       ->delimiter(',')
-      ->check(CLI::IsMember({"resnet18", "mobilenet_v2", "efficientnet_b0", "regnet_y_400mf", "bert_layer"}))
+      ->check(CLI::IsMember(std::vector<std::string>(std::begin(kModels), std::end(kModels))))
       ->capture_default_str();
   command.add_option("--threads", args->thread_counts, "host thread counts (server and torch alike)")
       ->delimiter(',')
@@ -274,11 +351,15 @@ std::function<int()> SetupModelsBench(CLI::App& command) {
   command.add_option("--python", args->python, "python with torch and torchvision")->capture_default_str();
   command.add_option("--dir", args->dir, "directory for the exported models (default: a new one in /tmp)");
   command.add_flag("--breakdown", args->breakdown, "also print the server's host time per op type");
+  command.add_flag("!--no-ort", args->ort, "leave out the ONNX Runtime anchor (ratio is then null)");
+  command.add_option("--ort-dir", args->ort_dir, "where bench/ort/setup.sh installs onnxruntime-node")
+      ->capture_default_str();
   return [args] { return RunModelsBench(*args); };
 }
 
 }  // namespace
 
-NPU_BENCH("models", "real models (ONNX from torch) on the server against torch eager fp32", SetupModelsBench);
+NPU_BENCH("models", "real models (ONNX from torch) on the server against ONNX Runtime and torch eager fp32",
+          SetupModelsBench);
 
 }  // namespace npu::bench
