@@ -104,15 +104,6 @@ HostTensor OutputBuffer(const PlanValue& v, std::byte* arena, bool debug) {
   }
 }
 
-// A collective still runs on empty tensors: every rank of its group must join it.
-bool HasNothingToWrite(const PlanNode& pn, const RunContext& ctx) {
-  if (ctx.outputs.empty() || pn.op->task_type == device::TaskType::kHccl) return false;
-  for (const HostTensor& out : ctx.outputs) {
-    if (out.type().elements() != 0) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 absl::StatusOr<ExecResult> ExecutePlan(const Plan& plan, std::vector<HostTensor> inputs, const ExecOptions& options,
@@ -166,10 +157,8 @@ absl::StatusOr<ExecResult> ExecutePlan(const Plan& plan, std::vector<HostTensor>
 
     ctx.ready_cycle = ready;
     const auto t0 = Clock::now();
-    if (HasNothingToWrite(pn, ctx)) {
-      // Every output is empty: nothing to compute. Kernels loop over an axis's
-      // rows, and an empty tensor's other dims may be huge ([0, 2^31 - 1, 3]
-      // holds no bytes but 6.4 G empty rows), so they are not even entered.
+    if (WritesNothing(*pn.op, ctx.outputs)) {
+      // every output is empty: no kernel is entered
     } else if (auto s = GuardedCall(*pn.node, "running", [&] { return pn.op->run(ctx); }); !s.ok()) {
       if (absl::StrContains(s.message(), NodeLabel(*pn.node))) return s;
       return absl::Status(s.code(), absl::StrCat(NodeLabel(*pn.node), ": ", s.message()));

@@ -6,6 +6,14 @@
 
 namespace npu::graph {
 
+bool WritesNothing(const OpDef& op, const std::vector<HostTensor>& outputs) {
+  if (outputs.empty() || op.task_type == device::TaskType::kHccl) return false;
+  for (const HostTensor& out : outputs) {
+    if (out.type().elements() != 0) return false;
+  }
+  return true;
+}
+
 OpRegistry& OpRegistry::Global() {
   static OpRegistry* registry = [] {
     auto* r = new OpRegistry();

@@ -137,6 +137,13 @@ struct OpDef {
   bool folds_to_constant = false;
 };
 
+// A run of `op` with these outputs has nothing to compute: every output is
+// empty. The executor and constant folding call no kernel then: an empty
+// tensor's other dims may be huge ([0, 2^31 - 1, 3] holds no bytes but 6.4 G
+// empty rows) and kernels loop over an axis's rows. A collective still runs:
+// every rank of its group must join it.
+bool WritesNothing(const OpDef& op, const std::vector<HostTensor>& outputs);
+
 class OpRegistry {
  public:
   static OpRegistry& Global();

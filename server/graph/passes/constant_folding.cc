@@ -126,7 +126,9 @@ class Folder {
       }
     }
     for (const TensorType& t : inferred->outputs) ctx.outputs.push_back(HostTensor::Allocate(t));
-    if (auto s = GuardedCall(node, "folding", [&] { return op->run(ctx); }); !s.ok()) return s;
+    if (!WritesNothing(*op, ctx.outputs)) {
+      if (auto s = GuardedCall(node, "folding", [&] { return op->run(ctx); }); !s.ok()) return s;
+    }
     for (int j = 0; j < node.outputs_size(); ++j) {
       Value& v = values_[node.outputs(j)];
       v.is_constant = true;
