@@ -4,25 +4,10 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/taps_inside.h"
 #include "kernels/vector_kernels.h"
 
 namespace npu::kernels {
-namespace {
-
-// The kernel taps [begin, end) of a window starting at `start` (stride of
-// `dilation`) that land in [0, extent).
-struct TapRange {
-  int64_t begin = 0, end = 0;
-};
-TapRange TapsInside(int64_t start, int64_t kernel, int64_t dilation, int64_t extent) {
-  TapRange r;
-  r.begin = start >= 0 ? 0 : (-start + dilation - 1) / dilation;
-  r.end = start >= extent ? 0 : std::min(kernel, (extent - 1 - start) / dilation + 1);
-  r.end = std::max(r.end, r.begin);
-  return r;
-}
-
-}  // namespace
 
 bool PaddingIsCheap(const StencilShape& s) {
   // In double: strides and dilations a client sets may overflow int64 products.

@@ -50,7 +50,8 @@ absl::StatusOr<v1::Tensor> NarrowDoubleTensor(const TensorProto& t, const std::s
                                                      n * static_cast<int64_t>(sizeof(double))));
     }
     values.resize(static_cast<size_t>(n));
-    std::memcpy(values.data(), t.raw_data().data(), t.raw_data().size());
+    // An empty tensor's vector has no buffer: memcpy to null is undefined even for 0 bytes.
+    if (n > 0) std::memcpy(values.data(), t.raw_data().data(), t.raw_data().size());
   } else {
     if (t.double_data_size() != n) {
       return absl::InvalidArgumentError(absl::StrCat(what, ": has ", t.double_data_size(), " values for ", n,

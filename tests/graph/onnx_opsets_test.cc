@@ -189,6 +189,33 @@ TEST(OnnxOpsetsTest, DoubleConstantsAndCastsToDoubleRunAsFloat) {
   }
 }
 
+// An empty DOUBLE initializer, raw or typed, imports as an empty FLOAT one
+// (the raw form copied 0 bytes to a vector's null buffer: undefined, found by
+// UBSan in the onnx fuzzer; tests/fuzz/regressions/onnx replays it there).
+TEST(OnnxOpsetsTest, AnEmptyDoubleInitializerImportsAsAnEmptyFloatOne) {
+  for (const bool raw : {true, false}) {
+    SCOPED_TRACE(raw ? "raw_data" : "double_data");
+    ::onnx::ModelProto m;
+    m.set_ir_version(7);
+    SetOpset(m, 17);
+    auto* g = m.mutable_graph();
+    auto* d = g->add_initializer();
+    d->set_name("d");
+    d->set_data_type(::onnx::TensorProto::DOUBLE);
+    for (int64_t dim : {7, 0, 3}) d->add_dims(dim);
+    if (raw) d->set_raw_data("");
+    AddNode(g, "Identity", {"d"}, {"y"}, "id");
+    g->add_output()->set_name("y");
+    auto imported = onnxio::ImportOnnxModel(m);
+    ASSERT_TRUE(imported.ok()) << imported.status();
+    ASSERT_EQ(imported->graph.initializers_size(), 1);
+    const v1::Tensor& t = imported->graph.initializers(0).tensor();
+    EXPECT_EQ(t.dtype(), v1::FLOAT32);
+    EXPECT_THAT(t.shape(), ::testing::ElementsAre(7, 0, 3));
+    EXPECT_TRUE(t.data().empty());
+  }
+}
+
 TEST(OnnxOpsetsTest, SoftmaxBeforeOpset13CoercesItsInputTo2D) {
   std::vector<float> x(24);
   for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(static_cast<float>(i) * 0.7f) * 3;

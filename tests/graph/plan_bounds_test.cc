@@ -4,10 +4,14 @@
 // [1, 1, 5, 2^31 - 1] asked for gigabytes of Cube tile records and ran the
 // fuzzer out of memory, at registration, with no tensor sent).
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "onnx/onnx_import.h"
 #include "server/graph/ops/cube_problem.h"
 #include "server/graph/passes/prepare_graph.h"
 #include "tests/graph/plan_runner.h"
@@ -16,6 +20,13 @@ namespace npu::graph {
 namespace {
 
 using ::testing::HasSubstr;
+
+void AddInput(v1::Graph& g, const std::string& name, v1::DataType dtype, const std::vector<int64_t>& shape) {
+  v1::ValueInfo* v = g.add_inputs();
+  v->set_name(name);
+  v->set_dtype(dtype);
+  for (int64_t d : shape) v->add_shape(d);
+}
 
 v1::Graph ConvOver(int64_t width, int64_t out_channels) {
   v1::Graph g;
@@ -57,15 +68,9 @@ TEST(PlanBoundsTest, ACubeOpOfTooManyTilesIsRefusedBeforeItsTilesAreModeled) {
 TEST(PlanBoundsTest, ARecurrentOpOfTooManyStepsIsRefusedBeforeItsStepsAreModeled) {
   auto gru = [](int64_t seq) {
     v1::Graph g;
-    auto input = [&](const std::string& name, std::vector<int64_t> shape) {
-      v1::ValueInfo* v = g.add_inputs();
-      v->set_name(name);
-      v->set_dtype(v1::FLOAT32);
-      for (int64_t d : shape) v->add_shape(d);
-    };
-    input("X", {seq, 3, 2});
-    input("W", {1, 15, 2});
-    input("R", {1, 15, 5});
+    AddInput(g, "X", v1::FLOAT32, {seq, 3, 2});
+    AddInput(g, "W", v1::FLOAT32, {1, 15, 2});
+    AddInput(g, "R", v1::FLOAT32, {1, 15, 5});
     v1::Node* n = g.add_nodes();
     n->set_name("gru");
     n->set_op_type("GRU");
@@ -186,6 +191,74 @@ TEST(PlanBoundsTest, AReductionOfAnEmptyTensorWithAHugeDimIsItsIdentity) {
   const HostTensor& y = result->outputs[0];
   ASSERT_EQ(y.type().shape, (Shape{1, 5, 1}));
   for (int i = 0; i < 5; ++i) EXPECT_EQ(y.as<float>()[i], 0.0f) << i;
+}
+
+// Attribute values and dims each within their own checks whose products or
+// sums pass int64 (an audit of the ops' arithmetic, session 10; each model
+// here made UBSan report signed overflow in the onnx fuzzer's build, and is
+// replayed there from tests/fuzz/regressions/onnx). Each is refused by name,
+// or plans and runs, and the numbers it computes wrap as ONNX's integers do.
+TEST(PlanBoundsTest, ProductsOfHostileAttributesAreBoundedOrRefused) {
+  struct Case {
+    std::string file;
+    std::string refusal;  // empty: it plans (and runs, with no inputs to send)
+  };
+  const std::vector<Case> cases = {
+      {"maxpool_kernel_2e32", "taps, past the 1099511627776 a pool may take"},
+      {"avgpool_kernel_2e32", "taps, past the 1099511627776 a pool may take"},
+      {"pad_int64_min", "pad -9223372036854775808 is outside [-1099511627776, 1099511627776]"},
+      {"einsum_summed_2e80", ""},  // an empty output: nothing to sum
+      {"einsum_output_2e80", "the output"},
+      {"conv_transpose_stride_int64_max", ""},
+      {"space_to_depth_empty_constant", ""},
+      {"scatternd_int64_add_wraps", ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.file);
+    std::ifstream in(std::filesystem::path(NPU_SOURCE_DIR) / "tests/fuzz/regressions/onnx" / (c.file + ".onnx"),
+                     std::ios::binary);
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    ASSERT_FALSE(bytes.str().empty());
+    auto imported = onnxio::ImportOnnxBytes(bytes.str());
+    ASSERT_TRUE(imported.ok()) << imported.status();
+    auto plan =
+        PreparePlan(std::make_shared<const v1::Graph>(imported->graph), nullptr, testing::DeviceFor().preset(), {});
+    if (!c.refusal.empty()) {
+      ASSERT_FALSE(plan.ok());
+      EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument) << plan.status();
+      EXPECT_THAT(plan.status().message(), HasSubstr(c.refusal));
+      EXPECT_THAT(plan.status().message(), HasSubstr("node \""));
+      continue;
+    }
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    if (c.file == "scatternd_int64_add_wraps") {  // folded at plan time: INT64_MAX + 1 wraps
+      auto result = testing::Execute(*plan, {});
+      ASSERT_TRUE(result.ok()) << result.status();
+      EXPECT_EQ(result->outputs[0].as<int64_t>()[0], INT64_MIN);
+    }
+  }
+}
+
+// ConvGrad with an empty batch still writes dW, sized from one image's
+// columns [K, P] that no GEMM tile count bounds then: K x P past int64 is
+// refused by name (it overflowed, with kernel taps 2^24 and 2^40 pixels).
+TEST(PlanBoundsTest, AConvGradOfAnEmptyBatchBoundsItsColumns) {
+  v1::Graph g;
+  AddInput(g, "x", v1::FLOAT16, {0, 1, 1, 1});
+  AddInput(g, "w", v1::FLOAT16, {1, 1, 4096, 4096});
+  AddInput(g, "dy", v1::FLOAT16, {0, 1, 1044482, 1044482});
+  v1::Node* n = g.add_nodes();
+  n->set_name("grad");
+  n->set_op_type("ConvGrad");
+  for (const char* in : {"dy", "x", "w"}) n->add_inputs(in);
+  n->add_outputs("dw");
+  n->add_outputs("dx");
+  for (int i = 0; i < 4; ++i) (*n->mutable_attributes())["pads"].mutable_ints()->add_values(int64_t{1} << 19);
+  g.add_outputs("dw");
+  auto plan = PreparePlan(std::make_shared<const v1::Graph>(g), nullptr, testing::DeviceFor().preset(), {});
+  ASSERT_FALSE(plan.ok());
+  EXPECT_THAT(plan.status().message(), HasSubstr("one image's columns"));
 }
 
 }  // namespace

@@ -15,8 +15,12 @@ namespace {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// floor(a / b) for b > 0 and any sign of a.
-int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+// floor(a / b) for b > 0 and any sign of a; wide inside, as a transposed
+// convolution's stride may be near INT64_MAX when its input extent is 1.
+int64_t FloorDiv(int64_t a, int64_t b) {
+  const __int128 wa = a, wb = b;
+  return static_cast<int64_t>(a >= 0 ? wa / wb : -((-wa + wb - 1) / wb));
+}
 
 // The input rows output rows [oy0, oy1] read.
 int64_t InputRowsRead(const ConvWorkShape& g, int64_t oy0, int64_t oy1) {
@@ -37,7 +41,8 @@ int64_t InputRowsOfPixels(const ConvWorkShape& g, int64_t p0, int64_t p1) {
   const int64_t r0 = p0 / g.ow, r1 = p1 / g.ow;  // output rows, plane after plane
   if (g.od == 1 && g.d == 1) return InputRowsRead(g, r0, r1);
   const int64_t z0 = r0 / g.oh, z1 = r1 / g.oh;
-  const int64_t planes = std::min(g.d, (z1 - z0) * g.sd + (g.kd - 1) * g.dd + 1);
+  const __int128 spanned = static_cast<__int128>(z1 - z0) * g.sd + static_cast<__int128>(g.kd - 1) * g.dd + 1;
+  const int64_t planes = static_cast<int64_t>(std::min<__int128>(g.d, spanned));
   return planes * (z0 == z1 ? InputRowsRead(g, r0 % g.oh, r1 % g.oh) : g.h);
 }
 

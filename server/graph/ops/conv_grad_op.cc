@@ -27,6 +27,7 @@
 #include "server/graph/ops/parallel_for.h"
 #include "server/graph/ops/pool_geometry.h"
 #include "server/graph/ops/training_op_def.h"
+#include "server/graph/shape_math.h"
 #include "server/graph/vector_tiling.h"
 
 namespace npu::graph::ops {
@@ -49,6 +50,11 @@ struct ConvGradPlan {
 absl::StatusOr<device::OpWork> ConvGradWork(const InferContext& c, const ConvGeometry& g, bool want_dx,
                                             const TensorType& x, const TensorType& w) {
   const int64_t K = g.kdim(), P = g.pixels(), Mg = g.mg();
+  // One image's columns [K, P]: with an empty batch no GEMM bounds them (the
+  // tiler counts no tiles), yet dW is still written and sized from them.
+  if (auto cols = CheckedElements({K, P}, "one image's columns (kernel taps x output pixels)"); !cols.ok()) {
+    return AtNode(c.node, cols.status());
+  }
   auto dw_plan = PlanCubeModel(c, g.n * g.group, Mg, K, P);
   if (!dw_plan.ok()) return dw_plan.status();
   auto dx_plan = PlanCubeModel(c, g.n * g.group, K, P, Mg);

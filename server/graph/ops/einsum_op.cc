@@ -21,6 +21,7 @@
 #include "server/graph/ops/einsum_equation.h"
 #include "server/graph/ops/strided_copy.h"
 #include "server/graph/ops/vector_chunks.h"
+#include "server/graph/shape_math.h"
 #include "server/graph/vector_tiling.h"
 
 namespace npu::graph::ops {
@@ -74,10 +75,15 @@ LoopPlan PlanLoops(const EinsumEquation& e, const std::vector<Shape>& shapes) {
     if (e.used[l] && !e.InOutput(static_cast<int>(l))) summed.push_back(static_cast<int>(l));
   }
   for (int l : e.output) p.out_dims.push_back(e.size[static_cast<size_t>(l)]);
+  // The summed labels come from different operands, so their product is not
+  // one tensor's (2^40 x 2^40 before a 0): counted wide, then saturated (the
+  // caller refuses more than kMaxLoopTerms anyway).
+  long double count = 1;
   for (int l : summed) {
     p.sum_dims.push_back(e.size[static_cast<size_t>(l)]);
-    p.sum_count *= e.size[static_cast<size_t>(l)];
+    count *= static_cast<long double>(e.size[static_cast<size_t>(l)]);
   }
+  p.sum_count = count > static_cast<long double>(kMaxElements) ? kMaxElements + 1 : static_cast<int64_t>(count);
   for (size_t k = 0; k < shapes.size(); ++k) {
     const std::vector<int64_t> st = Strides(shapes[k]);
     std::vector<int64_t> os, ss;
@@ -203,8 +209,9 @@ absl::StatusOr<std::vector<TensorType>> InferEinsum(InferContext& c) {
   } else {
     plan.loops = PlanLoops(*e, shapes);
     // Each output element sums sum_count products: bounded, so no equation makes a run take hours.
-    const TensorType out_type{dt, out};
-    const double terms = static_cast<double>(out_type.elements()) * static_cast<double>(plan.loops.sum_count);
+    auto out_elements = CheckedElements(out, "the output");
+    if (!out_elements.ok()) return AtNode(c.node, out_elements.status());
+    const double terms = static_cast<double>(*out_elements) * static_cast<double>(plan.loops.sum_count);
     if (terms > kMaxLoopTerms) {
       return NodeError(c.node, "equation \"", *equation, "\" sums ", terms, " products on the Vector unit, more than ",
                        kMaxLoopTerms, " (a contraction of two operands runs on the Cube)");

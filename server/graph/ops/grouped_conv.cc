@@ -113,7 +113,7 @@ absl::Status RunGroupedConv(RunContext& ctx, const GroupedConvShape& g, const Gr
       w += plane_work;
       w.mte2_bytes += in_bytes;
     }
-  }, planes * g.oh * g.ow * taps);
+  }, static_cast<int64_t>(std::min(1e18, static_cast<double>(planes) * g.oh * g.ow * taps)));  // a cost hint: saturated
   if (prepared.epilogue != nullptr) {
     AddEpilogueWork(*prepared.epilogue, planes * g.oh * g.ow, *prepared.epilogue_operand_types, ctx.work);
   }

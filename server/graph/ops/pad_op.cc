@@ -60,6 +60,15 @@ absl::StatusOr<std::vector<TensorType>> InferPad(InferContext& c) {
                        ShapeToString(v.shape));
     }
   }
+  // A pad past any tensor's extent is no pad a tensor could take; bounding
+  // each keeps out - begin from overflowing (pads [INT64_MIN, INT64_MAX] sum
+  // to a valid -1).
+  for (int64_t v : *pads) {
+    if (v < -kMaxElements || v > kMaxElements) {
+      return NodeError(c.node, InputLabel(c.node, 1), ": pad ", v, " is outside [-", kMaxElements, ", ",
+                       kMaxElements, "]");
+    }
+  }
   std::vector<int64_t> begin(static_cast<size_t>(rank), 0), end(static_cast<size_t>(rank), 0);
   for (size_t k = 0; k < axes.size(); ++k) {
     begin[axes[k]] = (*pads)[k];

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
+#include "kernels/taps_inside.h"
 #include "npu/v1/graph.pb.h"
 #include "server/graph/node_attributes.h"
 #include "server/graph/op_registry.h"
@@ -37,19 +38,8 @@ struct PoolGeometry {
   }
 };
 
-// Taps k in [begin, end) of a window starting at `start` (stride `dilation`)
-// that land in [0, extent). Offsets are bounded by the padded extent
-// (CheckedWindowOutput), so nothing here overflows.
-struct TapRange {
-  int64_t begin = 0, end = 0;
-};
-inline TapRange TapsInside(int64_t start, int64_t kernel, int64_t dilation, int64_t extent) {
-  TapRange r;
-  r.begin = start >= 0 ? 0 : (-start + dilation - 1) / dilation;
-  r.end = start >= extent ? 0 : std::min(kernel, (extent - 1 - start) / dilation + 1);
-  r.end = std::max(r.end, r.begin);
-  return r;
-}
+using kernels::TapRange;
+using kernels::TapsInside;
 
 // Validates the node's attributes against input `x` (those of the `kind`'s
 // op) and derives the output size.

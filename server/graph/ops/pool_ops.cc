@@ -97,6 +97,14 @@ absl::StatusOr<PoolGeometry> PoolGeometryOf(const v1::Node& node, const NodeAttr
   g.od = *od, g.oh = *oh, g.ow = *ow;
   // With an empty batch the output has no elements, so nothing else bounds one plane.
   if (auto n = CheckedElements({g.od, g.oh, g.ow}, "the output plane"); !n.ok()) return AtNode(node, n.status());
+  // Each window's taps are visited once per output: a kernel of 2^32 x 2^32
+  // over a 1 x 1 input (the pads hide it) overflowed the kernels' counts.
+  const long double taps = static_cast<long double>(g.kd) * g.kh * g.kw;
+  const long double visits = taps * static_cast<long double>(x[0]) * x[1] * g.out_volume();
+  if (taps > kMaxElements || visits > kMaxElements) {
+    return NodeError(node, "kernel ", ShapeToString(*k), " over the output ", ShapeToString(g.Pooled(x[0], x[1])),
+                     " visits ", static_cast<double>(visits), " taps, past the ", kMaxElements, " a pool may take");
+  }
   return g;
 }
 

@@ -213,18 +213,18 @@ kernels::ReduceKind KernelKind(Reduce kind) {
 struct Int32Reduction {
   Reduce kind;
   int64_t count;  // elements per output
-  int64_t acc = 0;
+  __int128 acc = 0;  // a sum of up to 2^40 (kMaxElements) int32s passes int64; the mean needs it exact
 
   void Start() {
     acc = kind == Reduce::kMax ? INT32_MIN : kind == Reduce::kMin ? INT32_MAX : 0;
   }
   void Add(int32_t v) {
     if (kind == Reduce::kMax) {
-      acc = std::max<int64_t>(acc, v);
+      acc = std::max<__int128>(acc, v);
     } else if (kind == Reduce::kMin) {
-      acc = std::min<int64_t>(acc, v);
+      acc = std::min<__int128>(acc, v);
     } else {
-      acc += v;  // |sum| < 2^31 x 2^32 elements: exact in int64
+      acc += v;
     }
   }
   int32_t Finish() const {

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/integer_math.h"
 #include "server/graph/element_access.h"
 #include "server/graph/node_error.h"
 #include "server/graph/ops/builtin_ops.h"
@@ -60,8 +61,7 @@ Combine CombineOf(const NodeAttributes& attrs) {
   return Combine::kNone;
 }
 
-template <typename T>
-T Apply(Combine c, T a, T b) {
+float Apply(Combine c, float a, float b) {
   switch (c) {
     case Combine::kAdd: return a + b;
     case Combine::kMul: return a * b;
@@ -116,7 +116,12 @@ absl::Status RunScatterND(RunContext& ctx) {
       std::vector<int64_t> a(static_cast<size_t>(slice)), b(static_cast<size_t>(slice));
       LoadAsInt64(out, offsets[u], 1, slice, a.data());
       LoadAsInt64(upd, u * slice, 1, slice, b.data());
-      for (int64_t i = 0; i < slice; ++i) a[i] = Apply(combine, a[i], b[i]);
+      // Two's-complement wrapping, as ONNX's integer Add and Mul (a plain int64 sum is undefined past its range).
+      const kernels::BinaryOp op = combine == Combine::kAdd   ? kernels::BinaryOp::kAdd
+                                   : combine == Combine::kMul ? kernels::BinaryOp::kMul
+                                   : combine == Combine::kMax ? kernels::BinaryOp::kMax
+                                                              : kernels::BinaryOp::kMin;
+      kernels::BinaryI64(op, a.data(), b.data(), a.data(), static_cast<size_t>(slice));
       StoreFromInt64(out, offsets[u], slice, a.data());
       w.vector_instructions += 1;
     }
